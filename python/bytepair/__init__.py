@@ -1,0 +1,26 @@
+"""bytepair: byte-level BPE tokenizers. Train on real corpora; encode and decode exactly
+(bit-identical to tiktoken and the CS336 reference rules) and fast.
+
+>>> import bytepair
+>>> tok = bytepair.train(iter(["low low lower lowest"]), vocab_size=259)
+>>> tok.encode("lowest")
+[257, 101, 115, 116]
+
+The rules are in DESIGN.md; the pure-Python oracle in ``bytepair.reference``.
+"""
+
+from ._core import __version__
+from .formats import load
+from .tokenizer import Tokenizer
+from .train import PretokenCounts, count, train, train_bpe, train_from_counts
+
+__all__ = [
+    "PretokenCounts",
+    "Tokenizer",
+    "__version__",
+    "count",
+    "load",
+    "train",
+    "train_bpe",
+    "train_from_counts",
+]

@@ -1,0 +1,66 @@
+"""Type stubs for the compiled module ``bytepair._core`` (checked with mypy.stubtest)."""
+
+from collections.abc import Callable, Sequence
+from os import PathLike
+
+__version__: str
+GPT2_PATTERN: str
+CL100K_PATTERN: str
+O200K_PATTERN: str
+
+ProgressCallback = Callable[[str, int, int], object]
+
+class AllowedSpecial:
+    def find(self, text: str) -> str | None: ...
+
+class CoreBPE:
+    def __new__(
+        cls,
+        tokens: Sequence[tuple[bytes, int, int | None]],
+        special_tokens: Sequence[tuple[str, int]],
+        pattern: str,
+    ) -> CoreBPE: ...
+    def encode_ordinary(self, text: str) -> list[int]: ...
+    def encode(self, text: str, allowed: AllowedSpecial | None = None) -> list[int]: ...
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        allowed: AllowedSpecial | None = None,
+        ordinary: bool = False,
+        num_threads: int | None = None,
+    ) -> list[list[int]]: ...
+    def allowed_special(self, tokens: Sequence[str]) -> AllowedSpecial: ...
+    def find_special(self, text: str) -> str | None: ...
+    def decode_bytes(self, ids: Sequence[int]) -> bytes: ...
+    def token_bytes(self, id: int) -> bytes: ...
+    def encode_piece(self, piece: bytes) -> list[int]: ...
+    @property
+    def n_vocab(self) -> int: ...
+
+class PretokenCounts:
+    def __new__(cls, items: Sequence[tuple[bytes, int]] | None = None) -> PretokenCounts: ...
+    def __len__(self) -> int: ...
+    def __add__(self, other: PretokenCounts) -> PretokenCounts: ...
+    def __eq__(self, other: object) -> bool: ...
+    def total(self) -> int: ...
+    def items(self) -> list[tuple[bytes, int]]: ...
+
+def count_files(
+    paths: Sequence[str | PathLike[str]],
+    pattern: str,
+    special_tokens: Sequence[str],
+    progress: ProgressCallback | None = None,
+    threads: int | None = None,
+) -> PretokenCounts: ...
+def count_texts(
+    texts: Sequence[str],
+    pattern: str,
+    special_tokens: Sequence[str],
+    threads: int | None = None,
+) -> PretokenCounts: ...
+def train_from_counts(
+    counts: PretokenCounts,
+    vocab_size: int,
+    special_tokens: Sequence[str],
+    progress: ProgressCallback | None = None,
+) -> tuple[list[bytes], list[tuple[int, int]]]: ...

@@ -1,0 +1,157 @@
+"""bytepair's native tokenizer file: versioned JSON that a person can read.
+
+Layout (version 1)::
+
+    {
+      "format": "bytepair",
+      "version": 1,
+      "pattern": "<the pre-tokenization regex>",
+      "special_tokens": {"<|endoftext|>": 256},
+      "vocab": [[0, "\\u0000"], ..., [256, "<|endoftext|>"], [257, " t"], ...],
+      "merges": [[" ", "t"], ...],
+      "metadata": {"bytepair_version": "0.1.0", "created": "...", "n_vocab": 300}
+    }
+
+A token is written as a JSON string when its bytes are valid UTF-8, else as
+``{"hex": "e4b8"}``. ``vocab`` lists every token (special tokens included) by id;
+``merges`` are in rank order (merge i has rank i).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+FORMAT = "bytepair"
+VERSION = 1
+
+Token = Union[str, dict[str, str]]
+
+
+def token_to_json(b: bytes) -> Token:
+    """Token bytes as text where they are UTF-8, else as ``{"hex": ...}``."""
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"hex": b.hex()}
+
+
+def token_from_json(t: Any, where: str) -> bytes:
+    """The inverse of ``token_to_json``; ``where`` names the place for errors."""
+    if isinstance(t, str):
+        return t.encode("utf-8", "surrogatepass")
+    if isinstance(t, dict) and set(t) == {"hex"} and isinstance(t["hex"], str):
+        try:
+            return bytes.fromhex(t["hex"])
+        except ValueError:
+            raise ValueError(f"{where}: invalid hex {t['hex']!r}") from None
+    raise ValueError(f"{where}: a token must be a string or {{'hex': ...}}, got {t!r}")
+
+
+def to_document(tok: Tokenizer, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document of a tokenizer."""
+    from .. import __version__
+
+    vocab = tok.vocab
+    meta = {
+        "bytepair_version": __version__,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "n_vocab": tok.n_vocab,
+    }
+    meta.update(metadata or {})
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "pattern": tok.pattern,
+        "special_tokens": tok.special_tokens,
+        "vocab": [[i, token_to_json(b)] for i, b in sorted(vocab.items())],
+        "merges": [[token_to_json(a), token_to_json(b)] for a, b in tok.merges],
+        "metadata": meta,
+    }
+
+
+def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
+    """Writes ``tok`` to ``path`` atomically (temporary file in the same folder + rename)."""
+    path = Path(path)
+    text = json.dumps(to_document(tok), ensure_ascii=False, indent=1)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenizer:
+    """Builds a tokenizer from a parsed native document; ``path`` is named in errors."""
+    from ..tokenizer import Tokenizer
+
+    def fail(msg: str) -> ValueError:
+        return ValueError(f"{path}: {msg}")
+
+    version = doc.get("version")
+    if version != VERSION:
+        raise fail(f"unsupported bytepair format version {version!r} (this reads {VERSION})")
+    for key, kind in (
+        ("pattern", str),
+        ("special_tokens", dict),
+        ("vocab", list),
+        ("merges", list),
+    ):
+        if key not in doc:
+            raise fail(f"missing key {key!r}")
+        if not isinstance(doc[key], kind):
+            raise fail(f"key {key!r} must be a {kind.__name__}")
+    vocab: dict[int, bytes] = {}
+    for n, entry in enumerate(doc["vocab"]):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)):
+            raise fail(f"vocab[{n}] must be [id, token], got {entry!r}")
+        i = entry[0]
+        if i < 0 or i in vocab:
+            raise fail(f"vocab[{n}]: id {i} is negative or appears twice")
+        vocab[i] = token_from_json(entry[1], f"{path}: vocab[{n}]")
+    merges = []
+    for n, entry in enumerate(doc["merges"]):
+        if not (isinstance(entry, list) and len(entry) == 2):
+            raise fail(f"merges[{n}] must be [left, right], got {entry!r}")
+        where = f"{path}: merges[{n}]"
+        merges.append((token_from_json(entry[0], where), token_from_json(entry[1], where)))
+    specials = doc["special_tokens"]
+    for s, i in specials.items():
+        if not isinstance(i, int) or vocab.get(i) != s.encode("utf-8"):
+            raise fail(f"special token {s!r} must have the id of its vocab entry, got {i!r}")
+    try:
+        return Tokenizer(vocab, merges, special_tokens=list(specials), pattern=doc["pattern"])
+    except ValueError as e:
+        raise fail(str(e)) from None
+
+
+def load(path: str | os.PathLike[str]) -> Tokenizer:
+    """Reads a native file.
+
+    Raises:
+        ValueError: truncated or malformed JSON, or a document that is not a valid
+            tokenizer (names the file and the key).
+    """
+    try:
+        doc = json.loads(Path(path).read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError(f'{path}: not a bytepair tokenizer file (no "format": "{FORMAT}")')
+    return from_document(doc, path)

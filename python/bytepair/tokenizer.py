@@ -1,0 +1,482 @@
+"""The ``Tokenizer``: encode and decode with a byte-level BPE vocabulary.
+
+The special-token policy follows tiktoken (``allowed_special`` / ``disallowed_special``);
+the merge rule inside a pre-token is tiktoken's rank rule, which for a trained tokenizer is
+"apply merges in learned order" (DESIGN.md §2). The hot loops run in ``bytepair._core``
+with the GIL released.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Literal, Union
+
+import regex
+
+from . import _core
+
+__all__ = ["Tokenizer"]
+
+AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
+DisallowedSpecial = Union[Literal["all"], Collection[str]]
+PathLike = Union[str, "os.PathLike[str]"]
+
+# A streaming chunk may be cut right after a newline that sits between two non-whitespace
+# characters, the second not "/": no preset pattern joins such a newline to what follows
+# (the same rule as the Rust corpus reader, src/train/count.rs).
+_SAFE_NEWLINE = regex.compile(r"(?r)(?<=\S)\n(?=[^\s/])")
+_STREAM_CHUNK = 1 << 16  # characters buffered before looking for a cut
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: vocabulary, merges, pattern and special tokens.
+
+    Build one by training (``bytepair.train``), by loading a file (``bytepair.load``,
+    ``Tokenizer.from_files``), or directly from a vocabulary and merges, as in CS336:
+
+    >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"lo", 257: b"low"}
+    >>> tok = Tokenizer(vocab, [(b"l", b"o"), (b"lo", b"w")])
+    >>> tok.encode("low lo")
+    [257, 32, 256]
+    >>> tok.decode([257, 32, 256])
+    'low lo'
+
+    Args:
+        vocab: token id -> token bytes. Must contain all 256 single bytes.
+        merges: merges in rank order, as (left bytes, right bytes); both sides and their
+            concatenation must be tokens of ``vocab``.
+        special_tokens: special-token strings. One already in ``vocab`` keeps its id; others
+            get new ids after the largest id, in the order given.
+        pattern: pre-tokenization pattern: ``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex
+            in Python ``regex`` syntax.
+
+    Raises:
+        ValueError: a merge names bytes that are not a token, a single byte is missing, two
+            tokens share an id, a special token is empty, or the pattern is not a valid regex.
+    """
+
+    def __init__(
+        self,
+        vocab: dict[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Iterable[str] | None = None,
+        pattern: str = "gpt2",
+    ) -> None:
+        vocab = {int(i): bytes(b) for i, b in vocab.items()}
+        specials: dict[str, int] = {}
+        by_bytes: dict[bytes, int] = {}
+        for i, b in sorted(vocab.items()):
+            by_bytes.setdefault(b, i)
+        next_id = max(vocab, default=-1) + 1
+        for s in special_tokens or ():
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+            if s in specials:
+                continue
+            known = by_bytes.get(s.encode("utf-8"))
+            if known is None:
+                known, next_id = next_id, next_id + 1
+                vocab[known] = s.encode("utf-8")
+            specials[s] = known
+        special_ids = set(specials.values())
+
+        # rank of a token = index of the first merge that makes it (tiktoken's rank rule)
+        ranks: dict[bytes, int] = {}
+        for rank, (left, right) in enumerate(merges):
+            left, right = bytes(left), bytes(right)
+            for side in (left, right, left + right):
+                if side not in by_bytes:
+                    raise ValueError(
+                        f"merge {rank} ({left!r}, {right!r}) names {side!r}, "
+                        "which is not in the vocabulary"
+                    )
+            ranks.setdefault(left + right, rank)
+        tokens = [(b, i, ranks.get(b)) for i, b in vocab.items() if i not in special_ids]
+        self._init(
+            tokens,
+            specials,
+            pattern,
+            [(bytes(a), bytes(b)) for a, b in merges],
+        )
+
+    def _init(
+        self,
+        tokens: list[tuple[bytes, int, int | None]],
+        specials: dict[str, int],
+        pattern: str,
+        merges: list[tuple[bytes, bytes]],
+    ) -> None:
+        self._pattern = _resolve_pattern(pattern)
+        self._pattern_name = pattern
+        self._special_tokens = dict(specials)
+        self._merges = merges
+        self._core = _core.CoreBPE(tokens, list(specials.items()), self._pattern)
+        self._special_set = frozenset(specials)
+        self._matchers: dict[frozenset[str], _core.AllowedSpecial] = {}
+
+    @classmethod
+    def _from_ids(
+        cls,
+        vocab: list[bytes],
+        merge_ids: Sequence[tuple[int, int]],
+        special_tokens: Sequence[str],
+        pattern: str,
+    ) -> Tokenizer:
+        """A trained tokenizer: ids 0..255 bytes, then specials, then one per merge."""
+        self = cls.__new__(cls)
+        n_special = len(special_tokens)
+        first_merge = 256 + n_special
+        tokens: list[tuple[bytes, int, int | None]] = [(vocab[i], i, None) for i in range(256)]
+        tokens += [(vocab[i], i, i - first_merge) for i in range(first_merge, len(vocab))]
+        specials = {s: 256 + k for k, s in enumerate(special_tokens)}
+        merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
+        self._init(tokens, specials, pattern, merges)
+        return self
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_filepath: PathLike,
+        merges_filepath: PathLike,
+        special_tokens: Iterable[str] | None = None,
+        pattern: str = "gpt2",
+    ) -> Tokenizer:
+        """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``).
+
+        Tokens in both files are written in GPT-2's byte <-> unicode alphabet (a space is
+        ``Ġ``); ids are kept as in ``vocab.json``. A ``#version`` header line is skipped.
+
+        Raises:
+            FileNotFoundError: a file is missing.
+            ValueError: a file is malformed (names the file and the line or key).
+        """
+        from .formats import gpt2
+
+        vocab, merges = gpt2.read(vocab_filepath, merges_filepath)
+        return cls(vocab, merges, special_tokens=special_tokens, pattern=pattern)
+
+    def save(self, path: PathLike) -> None:
+        """Writes the native JSON format (readable, versioned; see ``bytepair.formats.native``).
+
+        The file is written to a temporary name and renamed, so an interrupted save leaves
+        an existing file intact.
+        """
+        from .formats import native
+
+        native.save(self, path)
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes ``text`` ignoring special tokens (their text is encoded as ordinary text).
+
+        Args:
+            text: any ``str``; lone surrogates are encoded like U+FFFD, as in tiktoken.
+
+        Returns:
+            token ids.
+        """
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core.encode_ordinary(_fix_surrogates(text))
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """Encodes ``text`` into token ids, with tiktoken's special-token policy.
+
+        Args:
+            text: any ``str``; lone surrogates are encoded like U+FFFD, as in tiktoken.
+            allowed_special: special tokens whose text becomes their id (``"all"`` for every
+                one). Where several match at one place, the longest wins.
+            disallowed_special: special tokens whose text raises ``ValueError``; ``"all"``
+                (default) means every special token not allowed; ``()`` encodes such text as
+                ordinary text.
+
+        Returns:
+            token ids.
+
+        Raises:
+            ValueError: ``text`` contains a disallowed special token, or a name in
+                ``allowed_special`` / ``disallowed_special`` is not a special token.
+
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|endoftext|>"])
+        >>> tok.encode("a<|endoftext|>", allowed_special="all")
+        [97, 256]
+        """
+        try:
+            return self._encode(text, allowed_special, disallowed_special)
+        except UnicodeEncodeError:
+            return self._encode(_fix_surrogates(text), allowed_special, disallowed_special)
+
+    def _encode(
+        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> list[int]:
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        if disallowed:
+            found = self._matcher(disallowed).find(text)
+            if found is not None:
+                raise ValueError(
+                    f"the text contains the special token {found!r}, which is disallowed.\n"
+                    f"To encode it as its special-token id, pass "
+                    f"allowed_special={{{found!r}}} (or allowed_special='all').\n"
+                    f"To encode it as ordinary text, pass disallowed_special=() "
+                    f"(or use encode_ordinary)."
+                )
+        if not allowed:
+            return self._core.encode_ordinary(text)
+        if allowed == self._special_set:
+            return self._core.encode(text)
+        return self._core.encode(text, self._matcher(allowed))
+
+    def _policy(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        if allowed_special == "all":
+            allowed = self._special_set
+        else:
+            allowed = frozenset(allowed_special)
+        if disallowed_special == "all":
+            disallowed = self._special_set - allowed
+        else:
+            disallowed = frozenset(disallowed_special)
+        unknown = (allowed | disallowed) - self._special_set
+        if unknown:
+            raise ValueError(
+                f"not special tokens of this tokenizer: {sorted(unknown)!r} "
+                f"(its special tokens: {sorted(self._special_set)!r})"
+            )
+        return allowed, disallowed
+
+    def _matcher(self, tokens: frozenset[str]) -> _core.AllowedSpecial:
+        m = self._matchers.get(tokens)
+        if m is None:
+            # keep registration order so equal-length overlaps resolve the same every time
+            ordered = [s for s in self._special_tokens if s in tokens]
+            m = self._core.allowed_special(ordered)
+            if len(self._matchers) < 64:
+                self._matchers[tokens] = m
+        return m
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel (Rust threads, GIL released); same ids as ``encode``.
+
+        Args:
+            texts: the texts.
+            num_threads: threads to use (default: one per core).
+
+        Raises:
+            ValueError: as ``encode``.
+        """
+        texts = [t if _is_utf8_clean(t) else _fix_surrogates(t) for t in texts]
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        if disallowed:
+            m = self._matcher(disallowed)
+            for t in texts:
+                if m.find(t) is not None:
+                    return [self._encode(t, allowed, disallowed) for t in texts]  # raises
+        if not allowed:
+            return self._core.encode_batch(texts, ordinary=True, num_threads=num_threads)
+        matcher = None if allowed == self._special_set else self._matcher(allowed)
+        return self._core.encode_batch(texts, matcher, num_threads=num_threads)
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, num_threads: int | None = None
+    ) -> list[list[int]]:
+        """``encode_ordinary`` over many texts in parallel."""
+        texts = [t if _is_utf8_clean(t) else _fix_surrogates(t) for t in texts]
+        return self._core.encode_batch(texts, ordinary=True, num_threads=num_threads)
+
+    def encode_iterable(
+        self,
+        iterable: Iterable[str],
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> Iterator[int]:
+        """Lazily encodes a stream of strings (a file object, a generator of lines, ...).
+
+        The ids are exactly those of encoding the concatenated text, whatever the chunking:
+        text is buffered and cut only where the split is exact (before an allowed special
+        token, or after a newline between two non-whitespace characters for the preset
+        patterns), so memory stays bounded for ordinary text.
+
+        Yields:
+            token ids, in order.
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        newline_cuts = self._pattern in _PRESETS and not any("\n" in s for s in self._special_set)
+        parts: list[str] = []
+        size = 0
+        for chunk in iterable:
+            parts.append(chunk)
+            size += len(chunk)
+            if size < _STREAM_CHUNK:
+                continue
+            buf = "".join(parts)
+            cut = self._stream_cut(buf, allowed, newline_cuts)
+            if cut > 0:
+                yield from self.encode(
+                    buf[:cut], allowed_special=allowed, disallowed_special=disallowed
+                )
+                buf = buf[cut:]
+            parts, size = [buf], len(buf)
+        buf = "".join(parts)
+        if buf:
+            yield from self.encode(buf, allowed_special=allowed, disallowed_special=disallowed)
+
+    def _stream_cut(self, buf: str, allowed: frozenset[str], newline_cuts: bool) -> int:
+        # keep the last few characters back: a special token or pre-token may go on
+        cut = 0
+        if newline_cuts:
+            m = _SAFE_NEWLINE.search(buf, 0, len(buf) - 1)
+            if m:
+                cut = m.end()
+        if allowed:
+            # the last true special-token match (leftmost, longest first) after the cut
+            alternation = "|".join(regex.escape(s) for s in sorted(allowed, key=len, reverse=True))
+            starts = [m.start() for m in regex.finditer(alternation, buf, pos=cut)]
+            if starts and starts[-1] > 0:
+                cut = max(cut, starts[-1])
+        return cut
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The concatenated bytes of ``ids``.
+
+        Raises:
+            KeyError: an id is not in the vocabulary (the message names it).
+        """
+        try:
+            return self._core.decode_bytes(ids)
+        except OverflowError:
+            # pyo3 refuses negative or > 32-bit ids; name the first one, as for unknown ids
+            bad = next(t for t in ids if not 0 <= t < 2**32)
+            raise KeyError(f"unknown token id {bad!r}") from None
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """Decodes ``ids`` to text; invalid UTF-8 becomes U+FFFD (``errors="replace"``).
+
+        Args:
+            ids: token ids.
+            errors: as ``bytes.decode`` (``"strict"`` raises ``UnicodeDecodeError``).
+
+        Raises:
+            KeyError: an id is not in the vocabulary.
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token.
+
+        Raises:
+            KeyError: the id is not in the vocabulary.
+        """
+        if not isinstance(token, int) or token < 0:
+            raise KeyError(f"unknown token id {token!r}")
+        try:
+            return self._core.token_bytes(token)
+        except OverflowError:
+            raise KeyError(f"unknown token id {token!r}") from None
+
+    def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
+        """The bytes of each token of ``ids``."""
+        return [self.decode_single_token_bytes(t) for t in ids]
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def vocab(self) -> dict[int, bytes]:
+        """Token id -> token bytes, special tokens included (a new dict on each call)."""
+        out = {}
+        for i in range(self._core.n_vocab):
+            try:
+                out[i] = self._core.token_bytes(i)
+            except KeyError:
+                pass
+        return out
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """Merges in rank order, as (left bytes, right bytes)."""
+        return list(self._merges)
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenization regex."""
+        return self._pattern
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Special token -> id."""
+        return dict(self._special_tokens)
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The special tokens, as in tiktoken."""
+        return set(self._special_set)
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest token id (tiktoken's ``n_vocab``)."""
+        return self._core.n_vocab
+
+    @property
+    def eot_token(self) -> int | None:
+        """The id of ``<|endoftext|>``, or None if it is not a special token."""
+        return self._special_tokens.get("<|endoftext|>")
+
+    def __repr__(self) -> str:
+        return (
+            f"<bytepair.Tokenizer n_vocab={self.n_vocab} merges={len(self._merges)} "
+            f"special_tokens={len(self._special_tokens)} pattern={self._pattern_name!r}>"
+        )
+
+
+_PRESETS = frozenset({_core.GPT2_PATTERN, _core.CL100K_PATTERN, _core.O200K_PATTERN})
+
+
+def _resolve_pattern(pattern: str) -> str:
+    presets = {
+        "gpt2": _core.GPT2_PATTERN,
+        "r50k_base": _core.GPT2_PATTERN,
+        "p50k_base": _core.GPT2_PATTERN,
+        "cl100k": _core.CL100K_PATTERN,
+        "cl100k_base": _core.CL100K_PATTERN,
+        "o200k": _core.O200K_PATTERN,
+        "o200k_base": _core.O200K_PATTERN,
+    }
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError(f"pattern must be a preset name or a non-empty regex, got {pattern!r}")
+    return presets.get(pattern, pattern)
+
+
+def _fix_surrogates(text: str) -> str:
+    # tiktoken's fix: a surrogate pair written as two escapes becomes its character, a lone
+    # surrogate becomes U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _is_utf8_clean(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -1,0 +1,329 @@
+//! Encoding and decoding with a fixed vocabulary.
+//!
+//! Within a pre-token the rule is tiktoken's: start from single bytes and repeatedly merge
+//! the adjacent pair whose concatenation has the lowest rank (leftmost among equal ranks);
+//! a pre-token that is itself a token is one id. For a trained tokenizer the rank of a
+//! token is the index of the merge that made it, so this is "apply merges in learned
+//! order" (DESIGN.md §2). Pair lookups go through a table (left id, right id) ->
+//! (rank, merged id), built once from the vocabulary, so the hot loop hashes integers, not
+//! byte strings.
+
+mod merge;
+
+use rustc_hash::FxHashMap;
+
+use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
+use crate::{Error, Rank, Result};
+
+/// A mergeable token: its bytes, its id, and its merge priority (`None` if no merge makes it,
+/// like the 256 single bytes, or a token only reachable as a whole pre-token).
+#[derive(Debug, Clone)]
+pub struct TokenSpec {
+    pub bytes: Vec<u8>,
+    pub id: Rank,
+    pub rank: Option<u32>,
+}
+
+/// A vocabulary ready to encode and decode, with its pattern and special tokens.
+#[derive(Debug, Clone)]
+pub struct Encoder {
+    byte_ids: [Rank; 256],
+    /// Whole pre-token lookup: mergeable token bytes -> id (lowest id on duplicates).
+    token_ids: FxHashMap<Vec<u8>, Rank>,
+    /// (left id, right id) -> (rank of the concatenation, its id).
+    pair_table: FxHashMap<u64, (u32, Rank)>,
+    /// Token bytes by id (`None` for ids the vocabulary skips).
+    decoder: Vec<Option<Box<[u8]>>>,
+    special_ids: Vec<Rank>,
+    specials: SpecialMatcher,
+    pretok: Pretokenizer,
+}
+
+#[inline]
+fn pair_key(a: Rank, b: Rank) -> u64 {
+    ((a as u64) << 32) | b as u64
+}
+
+impl Encoder {
+    /// Builds an encoder. Every single byte must be a token; ids must be unique.
+    pub fn new(
+        tokens: Vec<TokenSpec>,
+        specials: Vec<(String, Rank)>,
+        pattern: &str,
+    ) -> Result<Self> {
+        let pretok = Pretokenizer::new(pattern)?;
+        let special_strings: Vec<String> = specials.iter().map(|(s, _)| s.clone()).collect();
+        let matcher = SpecialMatcher::new(&special_strings)?;
+        let max_id = tokens
+            .iter()
+            .map(|t| t.id)
+            .chain(specials.iter().map(|s| s.1))
+            .max()
+            .unwrap_or(0) as usize;
+        let mut decoder: Vec<Option<Box<[u8]>>> = vec![None; max_id + 1];
+        let mut token_ids: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
+        token_ids.reserve(tokens.len());
+        let mut set_id = |id: Rank, bytes: &[u8]| -> Result<()> {
+            let slot = &mut decoder[id as usize];
+            if slot.is_some() {
+                return Err(Error::Invalid(format!("token id {id} appears twice")));
+            }
+            *slot = Some(bytes.into());
+            Ok(())
+        };
+        for t in &tokens {
+            if t.bytes.is_empty() {
+                return Err(Error::Invalid(format!("token id {} has no bytes", t.id)));
+            }
+            set_id(t.id, &t.bytes)?;
+            let e = token_ids.entry(t.bytes.clone()).or_insert(t.id);
+            *e = (*e).min(t.id);
+        }
+        for (s, id) in &specials {
+            set_id(*id, s.as_bytes())?;
+        }
+        let mut byte_ids = [0 as Rank; 256];
+        for b in 0..=255u8 {
+            byte_ids[b as usize] = *token_ids.get(&[b][..]).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "the vocabulary has no token for the single byte {b:#04x}"
+                ))
+            })?;
+        }
+        // Priority of each distinct token bytes: the lowest rank among tokens with them.
+        let mut ranks: FxHashMap<&[u8], u32> = FxHashMap::default();
+        for t in &tokens {
+            if let Some(r) = t.rank {
+                let e = ranks.entry(&t.bytes[..]).or_insert(r);
+                *e = (*e).min(r);
+            }
+        }
+        let mut pair_table = FxHashMap::default();
+        pair_table.reserve(ranks.len() * 2);
+        for (&bytes, &rank) in &ranks {
+            let id = token_ids[bytes];
+            for k in 1..bytes.len() {
+                if let (Some(&l), Some(&r)) =
+                    (token_ids.get(&bytes[..k]), token_ids.get(&bytes[k..]))
+                {
+                    pair_table.insert(pair_key(l, r), (rank, id));
+                }
+            }
+        }
+        Ok(Self {
+            byte_ids,
+            token_ids,
+            pair_table,
+            decoder,
+            special_ids: specials.iter().map(|s| s.1).collect(),
+            specials: matcher,
+            pretok,
+        })
+    }
+
+    /// The special tokens, in registration order, with their ids.
+    pub fn special_tokens(&self) -> impl Iterator<Item = (&str, Rank)> {
+        self.specials
+            .tokens()
+            .iter()
+            .map(|s| s.as_str())
+            .zip(self.special_ids.iter().copied())
+    }
+
+    /// Encodes one pre-token's bytes, appending ids to `out`.
+    pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        if let Some(&id) = self.token_ids.get(piece) {
+            out.push(id);
+            return;
+        }
+        merge::byte_pair_merge(
+            piece,
+            &self.byte_ids,
+            |a, b| self.pair_table.get(&pair_key(a, b)).copied(),
+            out,
+        );
+    }
+
+    /// Encodes text, treating special-token text as ordinary text.
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<Rank>> {
+        let mut out = Vec::with_capacity(text.len() / 4);
+        self.encode_ordinary_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
+        self.pretok
+            .for_each(text, |piece| self.encode_piece(piece.as_bytes(), out))
+    }
+
+    /// Encodes text where the special tokens found by `allowed` become their ids.
+    /// `allowed` must be built from (a subset of) this encoder's special tokens, in the
+    /// same order; `None` means all of them.
+    pub fn encode_with_special(
+        &self,
+        text: &str,
+        allowed: Option<&AllowedSpecial>,
+    ) -> Result<Vec<Rank>> {
+        let (matcher, ids) = match allowed {
+            None => (&self.specials, &self.special_ids),
+            Some(a) => (&a.matcher, &a.ids),
+        };
+        let mut out = Vec::with_capacity(text.len() / 4);
+        for span in matcher.split(text) {
+            match span {
+                Span::Text(t) => self.encode_ordinary_into(t, &mut out)?,
+                Span::Special(i) => out.push(ids[i]),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A matcher for a subset of the special tokens, for [`Self::encode_with_special`].
+    pub fn allowed_special(&self, tokens: &[String]) -> Result<AllowedSpecial> {
+        let lookup: FxHashMap<&str, Rank> = self.special_tokens().collect();
+        let ids = tokens
+            .iter()
+            .map(|t| {
+                lookup.get(t.as_str()).copied().ok_or_else(|| {
+                    Error::Invalid(format!("{t:?} is not a special token of this tokenizer"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(AllowedSpecial {
+            matcher: SpecialMatcher::new(tokens)?,
+            ids,
+        })
+    }
+
+    /// The first special token (of all registered) in `text`, if any.
+    pub fn find_special(&self, text: &str) -> Option<&str> {
+        self.specials
+            .find(text)
+            .map(|(_, _, i)| self.specials.tokens()[i].as_str())
+    }
+
+    /// The bytes of one token.
+    pub fn token_bytes(&self, id: Rank) -> Result<&[u8]> {
+        self.decoder
+            .get(id as usize)
+            .and_then(|t| t.as_deref())
+            .ok_or(Error::UnknownToken(id as u64))
+    }
+
+    /// Concatenated bytes of `ids`.
+    pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            out.extend_from_slice(self.token_bytes(id)?);
+        }
+        Ok(out)
+    }
+
+    /// One more than the largest id.
+    pub fn n_vocab(&self) -> usize {
+        self.decoder.len()
+    }
+}
+
+/// A compiled subset of special tokens that an `encode` call allows.
+#[derive(Debug, Clone)]
+pub struct AllowedSpecial {
+    matcher: SpecialMatcher,
+    ids: Vec<Rank>,
+}
+
+impl AllowedSpecial {
+    /// Whether any allowed special token occurs in `text`.
+    pub fn find(&self, text: &str) -> Option<&str> {
+        self.matcher
+            .find(text)
+            .map(|(_, _, i)| self.matcher.tokens()[i].as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes_only_plus(extra: &[(&[u8], Option<u32>)]) -> Vec<TokenSpec> {
+        let mut v: Vec<TokenSpec> = (0..=255u8)
+            .map(|b| TokenSpec {
+                bytes: vec![b],
+                id: b as Rank,
+                rank: None,
+            })
+            .collect();
+        for (i, (b, r)) in extra.iter().enumerate() {
+            v.push(TokenSpec {
+                bytes: b.to_vec(),
+                id: 256 + i as Rank,
+                rank: *r,
+            });
+        }
+        v
+    }
+
+    #[test]
+    fn wikipedia_example() {
+        // Merges aa (rank 0), then ab (rank 1), one pre-token for the whole text.
+        let enc = Encoder::new(
+            bytes_only_plus(&[(b"aa", Some(0)), (b"ab", Some(1))]),
+            vec![],
+            r"[\s\S]+",
+        )
+        .unwrap();
+        // "aaab": aa at 0 first (rank 0) -> [aa, a, b]; then (a,b) -> [aa, ab]
+        assert_eq!(enc.encode_ordinary("aaab").unwrap(), [256, 257]);
+        assert_eq!(enc.decode_bytes(&[256, 257]).unwrap(), b"aaab");
+        assert!(matches!(
+            enc.token_bytes(999),
+            Err(Error::UnknownToken(999))
+        ));
+    }
+
+    #[test]
+    fn wikipedia_aaabdaaabac() {
+        // Wikipedia's example: Z=aa, Y=ab, X=ZY -> "aaabdaaabac" = X d X a c.
+        let enc = Encoder::new(
+            bytes_only_plus(&[(b"aa", Some(0)), (b"ab", Some(1)), (b"aaab", Some(2))]),
+            vec![],
+            r"[\s\S]+",
+        )
+        .unwrap();
+        assert_eq!(
+            enc.encode_ordinary("aaabdaaabac").unwrap(),
+            [258, 100, 258, 97, 99]
+        );
+    }
+
+    #[test]
+    fn whole_piece_lookup_wins() {
+        // "abc" is a token without a merge that makes it: only a whole pre-token yields it.
+        let enc = Encoder::new(
+            bytes_only_plus(&[(b"ab", Some(0)), (b"abc", None)]),
+            vec![],
+            "gpt2",
+        )
+        .unwrap();
+        assert_eq!(enc.encode_ordinary("abc").unwrap(), [257]);
+        assert_eq!(enc.encode_ordinary("abcd").unwrap(), [256, 99, 100]);
+    }
+
+    #[test]
+    fn specials_allowed_and_ordinary() {
+        let enc = Encoder::new(
+            bytes_only_plus(&[]),
+            vec![("<s>".into(), 300), ("<s><s>".into(), 301)],
+            "gpt2",
+        )
+        .unwrap();
+        assert_eq!(enc.encode_with_special("a<s><s>", None).unwrap(), [97, 301]);
+        let only = enc.allowed_special(&["<s>".into()]).unwrap();
+        assert_eq!(
+            enc.encode_with_special("<s><s>", Some(&only)).unwrap(),
+            [300, 300]
+        );
+        assert_eq!(enc.find_special("x<s>"), Some("<s>"));
+        assert_eq!(enc.encode_ordinary("<s>").unwrap(), [60, 115, 62]);
+    }
+}

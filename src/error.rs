@@ -1,0 +1,39 @@
+//! The one error type of the core. The bindings map each variant to a documented Python
+//! exception (`ValueError`, `KeyError`, `OSError`); nothing here panics on user input.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the core, on bad input or I/O.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The pattern is not a valid regex.
+    #[error("invalid pre-tokenization pattern {pattern:?}: {message}")]
+    InvalidPattern { pattern: String, message: String },
+
+    /// The regex engine gave up (backtracking limit) on some input.
+    #[error("pre-tokenization pattern failed on the input: {0}")]
+    PatternFailed(String),
+
+    /// A corpus file is not valid UTF-8.
+    #[error("{path}: invalid UTF-8 at byte offset {offset}")]
+    InvalidUtf8 { path: PathBuf, offset: u64 },
+
+    /// Reading a corpus file failed.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A token id that the vocabulary does not have.
+    #[error("unknown token id {0}")]
+    UnknownToken(u64),
+
+    /// Any other invalid argument or vocabulary (message says what is wrong).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Result with the core's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

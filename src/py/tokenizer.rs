@@ -1,0 +1,134 @@
+//! `CoreBPE`: the compiled encoder behind `bytepair.Tokenizer`.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rayon::prelude::*;
+
+use super::errors::to_py;
+use super::run_in_pool;
+use crate::encode::{self, Encoder, TokenSpec};
+use crate::Rank;
+
+/// Encoder over a fixed vocabulary (immutable, safe to share between threads).
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct CoreBPE {
+    enc: Encoder,
+}
+
+/// A compiled set of special tokens that an `encode` call allows.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct AllowedSpecial {
+    inner: encode::AllowedSpecial,
+}
+
+#[pymethods]
+impl CoreBPE {
+    /// tokens: (bytes, id, rank or None) for every mergeable token; special_tokens: (text, id).
+    #[new]
+    fn new(
+        py: Python<'_>,
+        tokens: Vec<(Bound<'_, PyBytes>, Rank, Option<u32>)>,
+        special_tokens: Vec<(String, Rank)>,
+        pattern: &str,
+    ) -> PyResult<Self> {
+        let specs: Vec<TokenSpec> = tokens
+            .iter()
+            .map(|(b, id, rank)| TokenSpec {
+                bytes: b.as_bytes().to_vec(),
+                id: *id,
+                rank: *rank,
+            })
+            .collect();
+        let pattern = pattern.to_string();
+        let enc = py
+            .detach(|| Encoder::new(specs, special_tokens, &pattern))
+            .map_err(to_py)?;
+        Ok(Self { enc })
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<Rank>> {
+        py.detach(|| self.enc.encode_ordinary(text)).map_err(to_py)
+    }
+
+    /// Encodes with the allowed special tokens mapped to their ids (None: all of them).
+    #[pyo3(signature = (text, allowed=None))]
+    fn encode(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<&AllowedSpecial>,
+    ) -> PyResult<Vec<Rank>> {
+        let allowed = allowed.map(|a| &a.inner);
+        py.detach(|| self.enc.encode_with_special(text, allowed))
+            .map_err(to_py)
+    }
+
+    /// Encodes many texts in parallel (rayon), the GIL released.
+    #[pyo3(signature = (texts, allowed=None, ordinary=false, num_threads=None))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: Option<&AllowedSpecial>,
+        ordinary: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<Vec<Rank>>> {
+        let allowed = allowed.map(|a| &a.inner);
+        py.detach(|| {
+            run_in_pool(num_threads, || {
+                texts
+                    .par_iter()
+                    .map(|t| {
+                        if ordinary {
+                            self.enc.encode_ordinary(t)
+                        } else {
+                            self.enc.encode_with_special(t, allowed)
+                        }
+                    })
+                    .collect::<crate::Result<Vec<_>>>()
+            })
+        })?
+        .map_err(to_py)
+    }
+
+    /// Compiles a subset of the special tokens for `encode`.
+    fn allowed_special(&self, tokens: Vec<String>) -> PyResult<AllowedSpecial> {
+        Ok(AllowedSpecial {
+            inner: self.enc.allowed_special(&tokens).map_err(to_py)?,
+        })
+    }
+
+    /// The first special token (of all registered) in text, or None.
+    fn find_special(&self, py: Python<'_>, text: &str) -> Option<String> {
+        py.detach(|| self.enc.find_special(text).map(str::to_string))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| self.enc.decode_bytes(&ids)).map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: Rank) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.enc.token_bytes(id).map_err(to_py)?;
+        Ok(PyBytes::new(py, bytes))
+    }
+
+    fn encode_piece(&self, piece: &[u8]) -> Vec<Rank> {
+        let mut out = Vec::new();
+        self.enc.encode_piece(piece, &mut out);
+        out
+    }
+
+    #[getter]
+    fn n_vocab(&self) -> usize {
+        self.enc.n_vocab()
+    }
+}
+
+#[pymethods]
+impl AllowedSpecial {
+    /// The first allowed special token in text, or None.
+    fn find(&self, text: &str) -> Option<String> {
+        self.inner.find(text).map(str::to_string)
+    }
+}

@@ -1,0 +1,310 @@
+//! The merge loop: learn merges from pre-token counts.
+//!
+//! Pair counts are kept up to date incrementally: a merge touches only the words (distinct
+//! pre-tokens) that contain the merged pair, found through a pair -> words index, and
+//! changes only the pairs next to each merged occurrence. The best pair comes from a
+//! max-heap refreshed lazily: counts of existing pairs only fall, so a popped entry whose
+//! count is stale is pushed back with its current count, and an entry whose count is
+//! current is the true maximum. There is never a full recount per merge.
+//!
+//! Tie rule (DESIGN.md §2, the CS336 reference): highest count, then the lexicographically
+//! greatest (left bytes, right bytes).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::rc::Rc;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{PretokenCounts, Progress, ProgressFn};
+use crate::{Error, Pair, Rank, Result};
+
+/// The result of training: the vocabulary (id -> bytes: 256 single bytes, then the special
+/// tokens, then one token per merge) and the merges as id pairs, in learned order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trained {
+    /// Token bytes by id.
+    pub vocab: Vec<Vec<u8>>,
+    /// Learned merges, in order; merge i created token `256 + n_special + i`.
+    pub merges: Vec<Pair>,
+}
+
+/// A candidate merge in the heap: ordered by count, then by the pair's bytes.
+struct MergeJob {
+    count: u64,
+    pair: Pair,
+    left: Rc<[u8]>,
+    right: Rc<[u8]>,
+}
+
+impl Ord for MergeJob {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Max-heap: higher count first; on a tie the greater (left, right) bytes first.
+        self.count
+            .cmp(&other.count)
+            .then_with(|| self.left.cmp(&other.left))
+            .then_with(|| self.right.cmp(&other.right))
+    }
+}
+
+impl PartialOrd for MergeJob {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for MergeJob {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for MergeJob {}
+
+/// Replaces every non-overlapping occurrence of `pair`, left to right, with `new_id`, and
+/// applies the change to `pair_counts` (weighted by the word's count `freq`). Pairs that
+/// appear (they all contain `new_id`) are added to `appeared`.
+fn merge_word(
+    word: &mut Vec<Rank>,
+    pair: Pair,
+    new_id: Rank,
+    freq: i64,
+    pair_counts: &mut FxHashMap<Pair, i64>,
+    appeared: &mut Vec<Pair>,
+) {
+    let (a, b) = pair;
+    let old = std::mem::take(word);
+    let n = old.len();
+    let mut out = Vec::with_capacity(n);
+    // Old pairs next to a merged occurrence disappear; `removed_upto` keeps a pair shared
+    // by two neighbouring occurrences (a b a b) from being removed twice.
+    let mut removed_upto = 0usize; // old pairs [0, removed_upto) are handled
+    let mut remove = |j: usize, counts: &mut FxHashMap<Pair, i64>| {
+        if j + 1 > removed_upto {
+            *counts.entry((old[j], old[j + 1])).or_insert(0) -= freq;
+            removed_upto = j + 1;
+        }
+    };
+    let mut i = 0;
+    while i < n {
+        if i + 1 < n && old[i] == a && old[i + 1] == b {
+            if i > 0 {
+                remove(i - 1, pair_counts);
+            }
+            remove(i, pair_counts);
+            if i + 2 < n {
+                remove(i + 1, pair_counts);
+            }
+            out.push(new_id);
+            i += 2;
+        } else {
+            out.push(old[i]);
+            i += 1;
+        }
+    }
+    for k in 0..out.len().saturating_sub(1) {
+        if out[k] == new_id || out[k + 1] == new_id {
+            let p = (out[k], out[k + 1]);
+            *pair_counts.entry(p).or_insert(0) += freq;
+            appeared.push(p);
+        }
+    }
+    *word = out;
+}
+
+/// Pair counts and the pair -> words index of the initial words, built in parallel.
+fn initial_pairs(
+    words: &[Vec<Rank>],
+    freqs: &[i64],
+) -> (FxHashMap<Pair, i64>, FxHashMap<Pair, Vec<u32>>) {
+    type Maps = (FxHashMap<Pair, i64>, FxHashMap<Pair, Vec<u32>>);
+    let empty = || (FxHashMap::default(), FxHashMap::default());
+    let merge = |mut a: Maps, mut b: Maps| -> Maps {
+        if a.0.len() < b.0.len() {
+            std::mem::swap(&mut a, &mut b);
+        }
+        for (p, c) in b.0 {
+            *a.0.entry(p).or_insert(0) += c;
+        }
+        for (p, w) in b.1 {
+            a.1.entry(p).or_default().extend(w);
+        }
+        a
+    };
+    (0..words.len())
+        .into_par_iter()
+        .fold(empty, |mut acc: Maps, i| {
+            for w in words[i].windows(2) {
+                let p = (w[0], w[1]);
+                *acc.0.entry(p).or_insert(0) += freqs[i];
+                acc.1.entry(p).or_default().push(i as u32);
+            }
+            acc
+        })
+        .reduce(empty, merge)
+}
+
+/// Learns merges from pre-token counts until the vocabulary has `vocab_size` tokens
+/// (256 bytes + special tokens + merges) or no pair is left.
+pub fn train_from_counts(
+    counts: &PretokenCounts,
+    vocab_size: usize,
+    special_tokens: &[String],
+    progress: ProgressFn,
+) -> Result<Trained> {
+    let base = 256 + special_tokens.len();
+    if vocab_size < base {
+        return Err(Error::Invalid(format!(
+            "vocab_size {vocab_size} is below 256 bytes + {} special tokens = {base}",
+            special_tokens.len()
+        )));
+    }
+    if vocab_size > Rank::MAX as usize {
+        return Err(Error::Invalid(format!(
+            "vocab_size {vocab_size} is too large"
+        )));
+    }
+    let mut vocab: Vec<Rc<[u8]>> = (0..=255u8).map(|b| Rc::from(vec![b])).collect();
+    vocab.extend(special_tokens.iter().map(|s| Rc::from(s.as_bytes())));
+
+    // 1. Words: the distinct pre-tokens as byte ids, with their counts. Sorting makes the
+    //    run independent of hash order (the result does not depend on it either way).
+    let mut entries: Vec<(&Vec<u8>, u64)> = counts
+        .counts
+        .iter()
+        .filter(|(k, _)| k.len() >= 2)
+        .map(|(k, &v)| (k, v))
+        .collect();
+    entries.par_sort_unstable();
+    let mut words: Vec<Vec<Rank>> = entries
+        .iter()
+        .map(|(k, _)| k.iter().map(|&b| b as Rank).collect())
+        .collect();
+    let freqs: Vec<i64> = entries
+        .iter()
+        .map(|&(_, v)| i64::try_from(v).unwrap_or(i64::MAX))
+        .collect();
+    drop(entries);
+
+    // 2. Initial pair counts and where each pair occurs.
+    let (mut pair_counts, mut where_to_update) = initial_pairs(&words, &freqs);
+
+    // 3. The heap of candidate merges.
+    let job = |pair: Pair, count: i64, vocab: &[Rc<[u8]>]| MergeJob {
+        count: count as u64,
+        pair,
+        left: vocab[pair.0 as usize].clone(),
+        right: vocab[pair.1 as usize].clone(),
+    };
+    let mut heap: BinaryHeap<MergeJob> = pair_counts
+        .iter()
+        .filter(|(_, &c)| c > 0)
+        .map(|(&p, &c)| job(p, c, &vocab))
+        .collect();
+
+    // 4. Merge until the vocabulary is full.
+    let total = (vocab_size - base) as u64;
+    let mut merges: Vec<Pair> = Vec::with_capacity(total as usize);
+    let mut appeared: Vec<Pair> = Vec::new();
+    let report_every = (total / 200).max(1);
+    while vocab.len() < vocab_size {
+        let Some(top) = heap.pop() else { break };
+        let current = pair_counts.get(&top.pair).copied().unwrap_or(0);
+        if current <= 0 {
+            continue;
+        }
+        if current as u64 != top.count {
+            heap.push(job(top.pair, current, &vocab));
+            continue;
+        }
+        let new_id = vocab.len() as Rank;
+        let merged: Vec<u8> = [&*top.left, &*top.right].concat();
+        vocab.push(Rc::from(merged));
+        merges.push(top.pair);
+
+        let mut touched = where_to_update.remove(&top.pair).unwrap_or_default();
+        touched.sort_unstable();
+        touched.dedup();
+        appeared.clear();
+        for &w in &touched {
+            let w = w as usize;
+            let before = appeared.len();
+            merge_word(
+                &mut words[w],
+                top.pair,
+                new_id,
+                freqs[w],
+                &mut pair_counts,
+                &mut appeared,
+            );
+            for &p in &appeared[before..] {
+                where_to_update.entry(p).or_default().push(w as u32);
+            }
+        }
+        pair_counts.remove(&top.pair);
+        let fresh: FxHashSet<Pair> = appeared.iter().copied().collect();
+        for p in fresh {
+            let c = pair_counts[&p];
+            if c > 0 {
+                heap.push(job(p, c, &vocab));
+            }
+        }
+        let done = merges.len() as u64;
+        if done.is_multiple_of(report_every) || done == total {
+            progress(Progress::Merging { done, total });
+        }
+    }
+    Ok(Trained {
+        vocab: vocab.iter().map(|t| t.to_vec()).collect(),
+        merges,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::{count_texts, no_progress};
+
+    fn merges_bytes(t: &Trained) -> Vec<(String, String)> {
+        t.merges
+            .iter()
+            .map(|&(a, b)| {
+                (
+                    String::from_utf8_lossy(&t.vocab[a as usize]).into_owned(),
+                    String::from_utf8_lossy(&t.vocab[b as usize]).into_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn low_lower_lowest() {
+        // Pre-tokens: "low" x2, " low" x1, " lower" x1, " lowest" x1 (gpt2 pattern).
+        // Pair counts: (l,o)=5, (o,w)=5, ( ,l)=3, (w,e)=2, ... -> tie 5/5 goes to the
+        // greater pair ("o","w") > ("l","o"); then (l, ow)=5.
+        let counts = count_texts(&["low low lower lowest"], "gpt2", &[]).unwrap();
+        let t = train_from_counts(&counts, 258, &[], &no_progress).unwrap();
+        assert_eq!(
+            merges_bytes(&t),
+            [("o".into(), "w".into()), ("l".into(), "ow".into())]
+        );
+        assert_eq!(t.vocab[257], b"low");
+    }
+
+    #[test]
+    fn overlapping_pair_counts_stay_exact() {
+        // "aaaa" (one word, count 1): (a,a) has 3 occurrences, merging gives [aa, aa], then
+        // (aa,aa) -> aaaa. Counts must stay exact through the overlap.
+        let counts = count_texts(&["aaaa"], "gpt2", &[]).unwrap();
+        let t = train_from_counts(&counts, 300, &[], &no_progress).unwrap();
+        assert_eq!(t.merges, [(97, 97), (256, 256)]);
+        assert_eq!(t.vocab.len(), 258); // stopped early: no pair left
+    }
+
+    #[test]
+    fn rejects_small_vocab() {
+        let counts = count_texts(&["ab"], "gpt2", &[]).unwrap();
+        assert!(train_from_counts(&counts, 256, &["<s>".into()], &no_progress).is_err());
+    }
+}

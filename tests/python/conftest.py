@@ -1,0 +1,34 @@
+"""Shared pytest fixtures for bytepair's Python tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# property tests run BYTEPAIR_MAX_EXAMPLES examples each (default 100); CI can raise it
+settings.register_profile(
+    "bytepair", max_examples=int(os.environ.get("BYTEPAIR_MAX_EXAMPLES", "100"))
+)
+settings.load_profile("bytepair")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The shared test data folder (DESIGN.md §5).
+
+    It is ``$BYTEPAIR_DATA`` if set, else ``<repo>/../shared/data``. Tests that use it skip
+    when it is absent, unless ``BYTEPAIR_REQUIRE_DATA=1`` (as in CI), which makes them fail.
+    """
+    env = os.environ.get("BYTEPAIR_DATA")
+    path = Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+    if not path.is_dir():
+        reason = f"shared test data not found at {path} (set BYTEPAIR_DATA to its location)"
+        if os.environ.get("BYTEPAIR_REQUIRE_DATA") == "1":
+            pytest.fail(reason + "; BYTEPAIR_REQUIRE_DATA=1 requires it")
+        pytest.skip(reason)
+    return path
