@@ -1,8 +1,14 @@
 //! Pre-tokenization: split text on special tokens, then split each ordinary span into
 //! pre-tokens with the pattern. Merges never cross a pre-token boundary (DESIGN.md §2).
 
-use aho_corasick::{AhoCorasick, MatchKind};
+mod classes;
+mod fast;
+mod special;
+
 use fancy_regex::Regex;
+
+pub use fast::Preset;
+pub use special::{Span, SpecialMatcher};
 
 use crate::{Error, Result};
 
@@ -35,7 +41,9 @@ pub fn resolve_pattern(name_or_regex: &str) -> &str {
 #[derive(Debug, Clone)]
 pub struct Pretokenizer {
     regex: Regex,
-    preset: bool,
+    /// The preset this pattern is, if any: then a hand-written scanner splits the text
+    /// (identical output, several times faster than the regex).
+    preset: Option<Preset>,
 }
 
 impl Pretokenizer {
@@ -52,19 +60,35 @@ impl Pretokenizer {
                 pattern: pattern.to_string(),
                 message: e.to_string(),
             })?;
-        let preset = [GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN].contains(&pattern);
+        let preset = match pattern {
+            GPT2_PATTERN => Some(Preset::Gpt2),
+            CL100K_PATTERN => Some(Preset::Cl100k),
+            O200K_PATTERN => Some(Preset::O200k),
+            _ => None,
+        };
         Ok(Self { regex, preset })
+    }
+
+    /// The same pre-tokenizer, but always splitting with the regex (for tests and
+    /// benchmarks of the scanners).
+    pub fn regex_only(mut self) -> Self {
+        self.preset = None;
+        self
     }
 
     /// Whether this is one of the preset patterns (whose pre-tokens never join a newline
     /// to a following non-space character, which lets corpus chunks be cut there).
     pub fn is_preset(&self) -> bool {
-        self.preset
+        self.preset.is_some()
     }
 
     /// Calls `f` on each pre-token of `text`, in order. Empty matches are skipped (a
     /// custom pattern may match the empty string; it carries no bytes).
     pub fn for_each<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
+        if let Some(preset) = self.preset {
+            fast::for_each(preset, text, f);
+            return Ok(());
+        }
         for m in self.regex.find_iter(text) {
             let m = m.map_err(|e| Error::PatternFailed(e.to_string()))?;
             if !m.as_str().is_empty() {
@@ -77,100 +101,6 @@ impl Pretokenizer {
 
 /// Finds special tokens in text: leftmost match, and the longest where several start at
 /// the same position (so `<|endoftext|><|endoftext|>`, if registered, beats `<|endoftext|>`).
-/// A piece of text after special-token splitting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Span<'t> {
-    /// Ordinary text, to be pre-tokenized.
-    Text(&'t str),
-    /// The special token with this index (into the matcher's tokens).
-    Special(usize),
-}
-
-#[derive(Debug, Clone)]
-pub struct SpecialMatcher {
-    automaton: Option<AhoCorasick>,
-    tokens: Vec<String>,
-}
-
-impl SpecialMatcher {
-    /// Builds a matcher over `tokens`; an empty special token is rejected.
-    pub fn new(tokens: &[String]) -> Result<Self> {
-        if tokens.iter().any(|t| t.is_empty()) {
-            return Err(Error::Invalid("a special token must not be empty".into()));
-        }
-        let automaton = if tokens.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(tokens)
-                    .map_err(|e| {
-                        Error::Invalid(format!("cannot build special-token matcher: {e}"))
-                    })?,
-            )
-        };
-        Ok(Self {
-            automaton,
-            tokens: tokens.to_vec(),
-        })
-    }
-
-    /// The tokens this matcher looks for, in the order given.
-    pub fn tokens(&self) -> &[String] {
-        &self.tokens
-    }
-
-    /// The first special token in `text`, as (start byte, end byte, index into tokens).
-    pub fn find(&self, text: &str) -> Option<(usize, usize, usize)> {
-        let m = self.automaton.as_ref()?.find(text)?;
-        Some((m.start(), m.end(), m.pattern().as_usize()))
-    }
-
-    /// Splits `text` into ordinary spans and special tokens, in text order. Empty ordinary
-    /// spans are not yielded.
-    pub fn split<'m, 't>(&'m self, text: &'t str) -> impl Iterator<Item = Span<'t>> + 'm
-    where
-        't: 'm,
-    {
-        let mut matches = self.automaton.as_ref().map(|ac| ac.find_iter(text));
-        let mut last = 0;
-        let mut pending: Option<Span<'t>> = None;
-        std::iter::from_fn(move || {
-            if let Some(s) = pending.take() {
-                return Some(s);
-            }
-            if let Some(m) = matches.as_mut().and_then(|it| it.next()) {
-                let special = Span::Special(m.pattern().as_usize());
-                let before = &text[last..m.start()];
-                last = m.end();
-                if before.is_empty() {
-                    return Some(special);
-                }
-                pending = Some(special);
-                return Some(Span::Text(before));
-            }
-            matches = None;
-            if last < text.len() {
-                let rest = &text[last..];
-                last = text.len();
-                return Some(Span::Text(rest));
-            }
-            None
-        })
-    }
-
-    /// Start of the last special token that begins in `text`, if any. Used to cut
-    /// corpus chunks at a place where the split is exact.
-    pub fn last_start(&self, text: &str) -> Option<usize> {
-        self.automaton
-            .as_ref()?
-            .find_iter(text)
-            .last()
-            .map(|m| m.start())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,17 +134,5 @@ mod tests {
             Pretokenizer::new(name).unwrap();
         }
         assert!(Pretokenizer::new("(").is_err());
-    }
-
-    #[test]
-    fn longest_special_wins() {
-        let toks = vec!["<|a|>".to_string(), "<|a|><|a|>".to_string()];
-        let m = SpecialMatcher::new(&toks).unwrap();
-        let seen: Vec<Span> = m.split("x<|a|><|a|>y<|a|>").collect();
-        use Span::*;
-        assert_eq!(seen, [Text("x"), Special(1), Text("y"), Special(0)]);
-        assert_eq!(m.split("<|a|>").collect::<Vec<_>>(), [Special(0)]);
-        assert_eq!(m.split("").count(), 0);
-        assert!(SpecialMatcher::new(&["".to_string()]).is_err());
     }
 }

@@ -1,0 +1,41 @@
+# The README's two commands: `make demo` (install, then train and show a tokenizer on a
+# built-in corpus) and `make test` (install, lint, cargo test, pytest). CI runs `make test`.
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find src python -type f -not -name '*.so' 2>/dev/null)
+
+.PHONY: demo test lint cargo-test pytest bench clean
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+# editable install: Python edits apply at once; Rust edits rebuild on the next make
+$(VENV)/.installed: $(VENV)/bin/python $(SOURCES)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/bytepair demo
+
+lint: $(VENV)/.installed
+	cargo fmt --check
+	. $(VENV)/bin/activate && cargo clippy --all-targets --features python -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff format --check python tests benches
+	$(PY) -m mypy.stubtest bytepair._core
+
+cargo-test:
+	cargo test
+
+pytest: $(VENV)/.installed
+	BYTEPAIR_REQUIRE_DATA=$${BYTEPAIR_REQUIRE_DATA:-0} $(PY) -m pytest
+
+test: lint cargo-test pytest
+
+bench: $(VENV)/.installed
+	$(PY) benches/bench.py --out BENCHMARKS.md
+
+clean:
+	rm -rf $(VENV) target python/bytepair/*.so

@@ -1,0 +1,10 @@
+"""``python -m bytepair``: the ``bytepair`` command line (see ``bytepair.cli``)."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

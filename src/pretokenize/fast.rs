@@ -1,0 +1,414 @@
+//! Hand-written scanners for the preset patterns (gpt2, cl100k, o200k).
+//!
+//! Each `next_*` function returns the end of the pre-token that starts at byte `i`,
+//! exactly where the regex's leftmost-first match would end. The alternatives are tried in
+//! the order the pattern lists them, and the few places where the regex backtracks
+//! (`\s+(?!\S)` giving back one character, o200k's `[upper]*[lower]+`) are worked out
+//! directly. Character classes come from the regex's own Unicode tables (`classes.rs`).
+//! `tests` checks every scanner against fancy-regex on many random strings; the Python
+//! suite checks them again against the `regex` module and tiktoken.
+
+use super::classes::{Classes, LETTER, LOWER, NUMBER, SPACE, UPPER};
+
+/// Which preset a scanner implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    Gpt2,
+    Cl100k,
+    O200k,
+}
+
+/// Calls `f` on each pre-token of `text`.
+pub fn for_each<'t>(preset: Preset, text: &'t str, mut f: impl FnMut(&'t str)) {
+    let cls = Classes::get();
+    let mut i = 0;
+    while i < text.len() {
+        let end = match preset {
+            Preset::Gpt2 => next_gpt2(text, i, cls),
+            Preset::Cl100k => next_cl100k(text, i, cls),
+            Preset::O200k => next_o200k(text, i, cls),
+        };
+        // every branch consumes at least one character; guard anyway so a bug can never
+        // loop forever or slice inside a character
+        let end = if end > i && text.is_char_boundary(end) {
+            end
+        } else {
+            i + char_at(text, i).map_or(1, |(_, n)| n)
+        };
+        f(&text[i..end]);
+        i = end;
+    }
+}
+
+/// The character at byte `i` and its length in bytes.
+#[inline(always)]
+fn char_at(text: &str, i: usize) -> Option<(char, usize)> {
+    let b = *text.as_bytes().get(i)?;
+    if b < 0x80 {
+        return Some((b as char, 1));
+    }
+    let c = text.get(i..)?.chars().next()?;
+    Some((c, c.len_utf8()))
+}
+
+/// End of the run of characters from `i` whose flags satisfy `keep`.
+#[inline(always)]
+fn run(text: &str, mut i: usize, cls: Classes, keep: impl Fn(u16) -> bool) -> usize {
+    while let Some((c, n)) = char_at(text, i) {
+        if !keep(cls.of(c)) {
+            break;
+        }
+        i += n;
+    }
+    i
+}
+
+#[inline(always)]
+fn is_other(f: u16) -> bool {
+    f & (LETTER | NUMBER | SPACE) == 0
+}
+
+/// A whitespace run from `i`: (end, start of its last character, end of its last `\r`/`\n`).
+#[inline(always)]
+fn space_run(text: &str, i: usize, cls: Classes) -> (usize, usize, Option<usize>) {
+    let (mut j, mut last, mut newline) = (i, i, None);
+    while let Some((c, n)) = char_at(text, j) {
+        if cls.of(c) & SPACE == 0 {
+            break;
+        }
+        if c == '\r' || c == '\n' {
+            newline = Some(j + 1);
+        }
+        last = j;
+        j += n;
+    }
+    (j, last, newline)
+}
+
+/// `\s+(?!\S)` then the last alternative: the whole run at the end of the text, else the
+/// run minus its last character (which then starts the next pre-token), else one character.
+#[inline(always)]
+fn space_tail(text: &str, i: usize, end: usize, last: usize) -> usize {
+    if end == text.len() {
+        end
+    } else if last > i {
+        last
+    } else {
+        end
+    }
+}
+
+/// gpt2 / r50k / p50k:
+/// `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`
+pub fn next_gpt2(text: &str, i: usize, cls: Classes) -> usize {
+    let b = text.as_bytes();
+    let Some((c, n)) = char_at(text, i) else {
+        return text.len();
+    };
+    if c == '\'' {
+        match (b.get(i + 1), b.get(i + 2)) {
+            (Some(b's' | b'd' | b'm' | b't'), _) => return i + 2,
+            (Some(b'l'), Some(b'l')) | (Some(b'v' | b'r'), Some(b'e')) => return i + 3,
+            _ => {}
+        }
+    }
+    // ` ?X+` for X in letters, numbers, other: the space joins a following run
+    let start = if c == ' ' { i + 1 } else { i };
+    if let Some((c2, _)) = char_at(text, start) {
+        let f = cls.of(c2);
+        if start > i || f & SPACE == 0 {
+            if f & LETTER != 0 {
+                return run(text, start, cls, |g| g & LETTER != 0);
+            }
+            if f & NUMBER != 0 {
+                return run(text, start, cls, |g| g & NUMBER != 0);
+            }
+            if is_other(f) {
+                return run(text, start, cls, is_other);
+            }
+        }
+    }
+    // whitespace
+    let (end, last, _) = space_run(text, i, cls);
+    if end == i {
+        return i + n;
+    }
+    space_tail(text, i, end, last)
+}
+
+/// A case-insensitive contraction `'(?i:[sdmt]|ll|ve|re)` after the apostrophe at `i`:
+/// its end. Unicode case folding makes `ſ` (U+017F) match `s`.
+#[inline(always)]
+fn contraction_ci(text: &str, i: usize) -> Option<usize> {
+    let (c1, n1) = char_at(text, i + 1)?;
+    match c1 {
+        's' | 'S' | 'ſ' | 'd' | 'D' | 'm' | 'M' | 't' | 'T' => return Some(i + 1 + n1),
+        _ => {}
+    }
+    let (c2, n2) = char_at(text, i + 1 + n1)?;
+    let ok = matches!(
+        (c1, c2),
+        ('l' | 'L', 'l' | 'L') | ('v' | 'V' | 'r' | 'R', 'e' | 'E')
+    );
+    ok.then_some(i + 1 + n1 + n2)
+}
+
+/// cl100k_base:
+/// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|`
+/// ` ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+pub fn next_cl100k(text: &str, i: usize, cls: Classes) -> usize {
+    let Some((c, n)) = char_at(text, i) else {
+        return text.len();
+    };
+    if c == '\'' {
+        if let Some(end) = contraction_ci(text, i) {
+            return end;
+        }
+    }
+    let f = cls.of(c);
+    if f & LETTER != 0 {
+        return run(text, i, cls, |g| g & LETTER != 0);
+    }
+    if f & NUMBER == 0 && c != '\r' && c != '\n' {
+        if let Some((c2, _)) = char_at(text, i + n) {
+            if cls.of(c2) & LETTER != 0 {
+                return run(text, i + n, cls, |g| g & LETTER != 0);
+            }
+        }
+    }
+    if f & NUMBER != 0 {
+        let mut j = i + n;
+        for _ in 0..2 {
+            match char_at(text, j) {
+                Some((d, m)) if cls.of(d) & NUMBER != 0 => j += m,
+                _ => break,
+            }
+        }
+        return j;
+    }
+    let start = if c == ' ' { i + 1 } else { i };
+    if let Some((c2, _)) = char_at(text, start) {
+        if is_other(cls.of(c2)) {
+            let j = run(text, start, cls, is_other);
+            let k = j + text.as_bytes()[j..]
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            return k;
+        }
+    }
+    // whitespace: `\s++$`, then `\s*[\r\n]`, then `\s+(?!\S)`, then `\s`
+    let (end, last, newline) = space_run(text, i, cls);
+    if end == i {
+        return i + n;
+    }
+    if end == text.len() {
+        return end;
+    }
+    if let Some(nl) = newline {
+        return nl;
+    }
+    space_tail(text, i, end, last)
+}
+
+/// o200k's contraction suffix `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`: its end, or `i`.
+#[inline(always)]
+fn contraction_suffix(text: &str, i: usize) -> usize {
+    if text.as_bytes().get(i) == Some(&b'\'') {
+        if let Some(end) = contraction_ci(text, i) {
+            return end;
+        }
+    }
+    i
+}
+
+/// o200k's first alternative after the optional prefix, from `s`:
+/// `[upper]*[lower]+contraction?` with the backtracking of `[upper]*` worked out: the
+/// upper run gives back characters until one that is also lower can start `[lower]+`.
+#[inline(always)]
+fn o200k_alt1(text: &str, s: usize, cls: Classes) -> Option<usize> {
+    // walk the upper run, remembering the last position whose char is also lower
+    let mut j = s;
+    let mut last_lower = None;
+    while let Some((c, n)) = char_at(text, j) {
+        let f = cls.of(c);
+        if f & UPPER == 0 {
+            break;
+        }
+        if f & LOWER != 0 {
+            last_lower = Some(j);
+        }
+        j += n;
+    }
+    let lower_start = match char_at(text, j) {
+        Some((c, _)) if cls.of(c) & LOWER != 0 => j,
+        _ => last_lower?,
+    };
+    let end = run(text, lower_start, cls, |g| g & LOWER != 0);
+    Some(contraction_suffix(text, end))
+}
+
+/// o200k's second alternative after the optional prefix: `[upper]+[lower]*contraction?`.
+#[inline(always)]
+fn o200k_alt2(text: &str, s: usize, cls: Classes) -> Option<usize> {
+    let j = run(text, s, cls, |g| g & UPPER != 0);
+    if j == s {
+        return None;
+    }
+    let end = run(text, j, cls, |g| g & LOWER != 0);
+    Some(contraction_suffix(text, end))
+}
+
+/// o200k_base:
+/// `[^\r\n\p{L}\p{N}]?[upper]*[lower]+C?|[^\r\n\p{L}\p{N}]?[upper]+[lower]*C?|\p{N}{1,3}|`
+/// ` ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+/// with upper = `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, lower = `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
+pub fn next_o200k(text: &str, i: usize, cls: Classes) -> usize {
+    let Some((c, n)) = char_at(text, i) else {
+        return text.len();
+    };
+    let f = cls.of(c);
+    // the optional prefix: one char that is not \r, \n, a letter or a number (greedy: tried
+    // with the prefix first, then without, for each alternative in turn)
+    let prefix = f & (LETTER | NUMBER) == 0 && c != '\r' && c != '\n';
+    if prefix {
+        if let Some(e) = o200k_alt1(text, i + n, cls) {
+            return e;
+        }
+    }
+    if let Some(e) = o200k_alt1(text, i, cls) {
+        return e;
+    }
+    if prefix {
+        if let Some(e) = o200k_alt2(text, i + n, cls) {
+            return e;
+        }
+    }
+    if let Some(e) = o200k_alt2(text, i, cls) {
+        return e;
+    }
+    if f & NUMBER != 0 {
+        let mut j = i + n;
+        for _ in 0..2 {
+            match char_at(text, j) {
+                Some((d, m)) if cls.of(d) & NUMBER != 0 => j += m,
+                _ => break,
+            }
+        }
+        return j;
+    }
+    let start = if c == ' ' { i + 1 } else { i };
+    if let Some((c2, _)) = char_at(text, start) {
+        if is_other(cls.of(c2)) {
+            let j = run(text, start, cls, is_other);
+            let k = j + text.as_bytes()[j..]
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n' || b == b'/')
+                .count();
+            return k;
+        }
+    }
+    // whitespace: `\s*[\r\n]+`, then `\s+(?!\S)`, then `\s+`
+    let (end, last, newline) = space_run(text, i, cls);
+    if end == i {
+        return i + n;
+    }
+    if let Some(nl) = newline {
+        return nl;
+    }
+    space_tail(text, i, end, last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
+
+    fn by_regex(re: &fancy_regex::Regex, text: &str) -> Vec<String> {
+        re.find_iter(text)
+            .map(|m| m.unwrap().as_str().to_string())
+            .collect()
+    }
+
+    fn by_scanner(preset: Preset, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for_each(preset, text, |s| out.push(s.to_string()));
+        out
+    }
+
+    /// Characters chosen to hit every branch: ASCII classes, contraction letters and their
+    /// folds, Unicode letters of each case class, marks, digits of other scripts, every kind
+    /// of whitespace, and the `/` that o200k joins to newlines.
+    const ALPHABET: &[char] = &[
+        'a', 'b', 's', 't', 'l', 'v', 'e', 'r', 'd', 'm', 'S', 'T', 'L', 'V', 'E', 'R', 'D', 'M',
+        'A', 'Z', 'ſ', 'K', '\'', '\'', '\'', ' ', ' ', ' ', '\n', '\n', '\r', '\t', '\u{b}',
+        '\u{c}', '\u{85}', '\u{a0}', '\u{3000}', '\u{2028}', '\u{1c}', '0', '1', '9', '٣', '²',
+        'Ⅻ', '.', ',', '!', '/', '/', '-', '(', '"', '$', '中', '文', 'ا', 'é', 'É', 'ǅ', 'ʰ',
+        '\u{301}', '\u{64b}', '\u{903}', 'ß', '😀', '\u{200d}', '\u{fe0f}', 'Ω', 'ω', '\0', '_',
+        '#',
+    ];
+
+    fn random_text(seed: &mut u64, max_len: usize) -> String {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let len = (next() as usize) % (max_len + 1);
+        (0..len)
+            .map(|_| ALPHABET[(next() as usize) % ALPHABET.len()])
+            .collect()
+    }
+
+    #[test]
+    fn scanners_equal_regex_on_random_text() {
+        for (preset, pattern) in [
+            (Preset::Gpt2, GPT2_PATTERN),
+            (Preset::Cl100k, CL100K_PATTERN),
+            (Preset::O200k, O200K_PATTERN),
+        ] {
+            let re = fancy_regex::Regex::new(pattern).unwrap();
+            let mut seed = 0x9E3779B97F4A7C15u64;
+            for round in 0..20_000 {
+                let text = random_text(&mut seed, if round % 10 == 0 { 64 } else { 12 });
+                assert_eq!(
+                    by_scanner(preset, &text),
+                    by_regex(&re, &text),
+                    "{preset:?} on {text:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn scanners_on_known_cases() {
+        for (preset, pattern) in [
+            (Preset::Gpt2, GPT2_PATTERN),
+            (Preset::Cl100k, CL100K_PATTERN),
+            (Preset::O200k, O200K_PATTERN),
+        ] {
+            let re = fancy_regex::Regex::new(pattern).unwrap();
+            for text in [
+                "",
+                "I'M we'll THEY'RE we'd",
+                "a  b",
+                "This is an \nexample",
+                "1 2 3 4 5 123456",
+                "a\r\nb",
+                "hello   ",
+                "x.\n/y",
+                "  \n  x",
+                "\u{201c}wrote jack a letter\u{201d}",
+                "HelloWorld ABCdef ABC 中文 naïve",
+                "<|endoftext|>",
+            ] {
+                assert_eq!(
+                    by_scanner(preset, text),
+                    by_regex(&re, text),
+                    "{preset:?} {text:?}"
+                );
+            }
+        }
+    }
+}

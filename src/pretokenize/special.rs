@@ -1,0 +1,117 @@
+//! Special tokens: found in text before pre-tokenization, leftmost first, and the longest
+//! where several start at one position (DESIGN.md §2).
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::{Error, Result};
+
+/// A piece of text after special-token splitting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span<'t> {
+    /// Ordinary text, to be pre-tokenized.
+    Text(&'t str),
+    /// The special token with this index (into the matcher's tokens).
+    Special(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct SpecialMatcher {
+    automaton: Option<AhoCorasick>,
+    tokens: Vec<String>,
+}
+
+impl SpecialMatcher {
+    /// Builds a matcher over `tokens`; an empty special token is rejected.
+    pub fn new(tokens: &[String]) -> Result<Self> {
+        if tokens.iter().any(|t| t.is_empty()) {
+            return Err(Error::Invalid("a special token must not be empty".into()));
+        }
+        let automaton = if tokens.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(tokens)
+                    .map_err(|e| {
+                        Error::Invalid(format!("cannot build special-token matcher: {e}"))
+                    })?,
+            )
+        };
+        Ok(Self {
+            automaton,
+            tokens: tokens.to_vec(),
+        })
+    }
+
+    /// The tokens this matcher looks for, in the order given.
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
+    }
+
+    /// The first special token in `text`, as (start byte, end byte, index into tokens).
+    pub fn find(&self, text: &str) -> Option<(usize, usize, usize)> {
+        let m = self.automaton.as_ref()?.find(text)?;
+        Some((m.start(), m.end(), m.pattern().as_usize()))
+    }
+
+    /// Splits `text` into ordinary spans and special tokens, in text order. Empty ordinary
+    /// spans are not yielded.
+    pub fn split<'m, 't>(&'m self, text: &'t str) -> impl Iterator<Item = Span<'t>> + 'm
+    where
+        't: 'm,
+    {
+        let mut matches = self.automaton.as_ref().map(|ac| ac.find_iter(text));
+        let mut last = 0;
+        let mut pending: Option<Span<'t>> = None;
+        std::iter::from_fn(move || {
+            if let Some(s) = pending.take() {
+                return Some(s);
+            }
+            if let Some(m) = matches.as_mut().and_then(|it| it.next()) {
+                let special = Span::Special(m.pattern().as_usize());
+                let before = &text[last..m.start()];
+                last = m.end();
+                if before.is_empty() {
+                    return Some(special);
+                }
+                pending = Some(special);
+                return Some(Span::Text(before));
+            }
+            matches = None;
+            if last < text.len() {
+                let rest = &text[last..];
+                last = text.len();
+                return Some(Span::Text(rest));
+            }
+            None
+        })
+    }
+
+    /// Start of the last special token that begins in `text`, if any. Used to cut
+    /// corpus chunks at a place where the split is exact.
+    pub fn last_start(&self, text: &str) -> Option<usize> {
+        self.automaton
+            .as_ref()?
+            .find_iter(text)
+            .last()
+            .map(|m| m.start())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_special_wins() {
+        let toks = vec!["<|a|>".to_string(), "<|a|><|a|>".to_string()];
+        let m = SpecialMatcher::new(&toks).unwrap();
+        let seen: Vec<Span> = m.split("x<|a|><|a|>y<|a|>").collect();
+        use Span::*;
+        assert_eq!(seen, [Text("x"), Special(1), Text("y"), Special(0)]);
+        assert_eq!(m.split("<|a|>").collect::<Vec<_>>(), [Special(0)]);
+        assert_eq!(m.split("").count(), 0);
+        assert!(SpecialMatcher::new(&["".to_string()]).is_err());
+    }
+}
