@@ -315,7 +315,9 @@ class Tokenizer:
         The ids are exactly those of encoding the concatenated text, whatever the chunking:
         text is buffered and cut only where the split is exact (before an allowed special
         token, or after a newline between two non-whitespace characters for the preset
-        patterns), so memory stays bounded for ordinary text.
+        patterns), so memory stays bounded for ordinary text. Open files with
+        ``newline=""`` (``open(path, encoding="utf-8", newline="")``): Python's default
+        newline translation turns ``\r\n`` into ``\n`` before bytepair sees the text.
 
         Yields:
             token ids, in order.

@@ -32,6 +32,7 @@ def count(
     special_tokens: Sequence[str] = (),
     threads: int | None = None,
     progress: bool | None = None,
+    errors: str = "strict",
 ) -> _core.PretokenCounts:
     """Counts the pre-tokens of a corpus (the first stage of training).
 
@@ -44,6 +45,9 @@ def count(
             counted (e.g. ``"<|endoftext|>"`` between documents).
         threads: worker threads (default: one per core).
         progress: show a progress bar (default: when stderr is a terminal).
+        errors: invalid UTF-8 in a file: ``"strict"`` raises ``ValueError`` naming the file
+            and byte offset, ``"replace"`` turns each bad sequence into U+FFFD, ``"ignore"``
+            drops it (as ``bytes.decode``).
 
     Returns:
         ``PretokenCounts``: pre-token bytes -> 64-bit count; ``a + b`` adds two.
@@ -58,7 +62,7 @@ def count(
     paths = _as_paths(input)
     if paths is not None:
         with _Progress("count", progress, unit="B") as bar:
-            return _core.count_files(paths, pattern, specials, bar.callback, threads)
+            return _core.count_files(paths, pattern, specials, bar.callback, threads, errors)
     if isinstance(input, (bytes, bytearray)):
         raise TypeError("input must be a path, a list of paths or an iterable of str, not bytes")
     total = _core.PretokenCounts()
@@ -93,13 +97,7 @@ def train_from_counts(
         ValueError: ``vocab_size`` below 256 + len(special_tokens), or bad special tokens.
     """
     specials = _check_specials(special_tokens)
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
-    if vocab_size < 256 + len(specials):
-        raise ValueError(
-            f"vocab_size {vocab_size} is below 256 bytes + {len(specials)} special tokens "
-            f"= {256 + len(specials)}"
-        )
+    _check_vocab_size(vocab_size, specials)
     with _Progress("merge", progress, unit="merge") as bar:
         vocab, merges = _core.train_from_counts(counts, vocab_size, specials, bar.callback)
     return Tokenizer._from_ids(vocab, merges, specials, pattern)
@@ -113,6 +111,7 @@ def train(
     pattern: str = "gpt2",
     threads: int | None = None,
     progress: bool | None = None,
+    errors: str = "strict",
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on a corpus: ``count`` then ``train_from_counts``.
 
@@ -128,23 +127,24 @@ def train(
         pattern: ``"gpt2"`` (default, as CS336), ``"cl100k"``, ``"o200k"`` or a regex.
         threads: worker threads for counting (default: one per core).
         progress: show progress bars (default: when stderr is a terminal).
+        errors: invalid UTF-8 in a file: ``"strict"`` (raise), ``"replace"`` or ``"ignore"``.
 
     Returns:
         the trained ``Tokenizer``.
 
     Raises:
-        FileNotFoundError, OSError, ValueError: see ``count`` and ``train_from_counts``.
+        FileNotFoundError, OSError, ValueError: see ``count`` and ``train_from_counts``;
+            ``ValueError`` also for an empty corpus (no text outside special tokens).
     """
     specials = _check_specials(special_tokens)
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
-    if vocab_size < 256 + len(specials):  # fail before counting a large corpus
-        raise ValueError(
-            f"vocab_size {vocab_size} is below 256 bytes + {len(specials)} special tokens "
-            f"= {256 + len(specials)}"
-        )
+    _check_vocab_size(vocab_size, specials)  # fail before counting a large corpus
     counts = count(
-        input, pattern=pattern, special_tokens=specials, threads=threads, progress=progress
+        input,
+        pattern=pattern,
+        special_tokens=specials,
+        threads=threads,
+        progress=progress,
+        errors=errors,
     )
     return train_from_counts(
         counts, vocab_size, special_tokens=specials, pattern=pattern, progress=progress
@@ -170,6 +170,16 @@ def train_bpe(
     """
     tok = train(input_path, vocab_size, special_tokens=special_tokens, **kwargs)  # type: ignore[arg-type]
     return tok.vocab, tok.merges
+
+
+def _check_vocab_size(vocab_size: int, specials: list[str]) -> None:
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+    if vocab_size < 256 + len(specials):
+        raise ValueError(
+            f"vocab_size {vocab_size} is below 256 bytes + {len(specials)} special token(s) "
+            f"= {256 + len(specials)}"
+        )
 
 
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:

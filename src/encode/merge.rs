@@ -39,13 +39,22 @@ fn merge_scan(
     out: &mut Vec<Rank>,
 ) {
     let get = |a, b| lookup(a, b).unwrap_or(NONE);
-    let mut syms: Vec<Rank> = piece.iter().map(|&b| byte_ids[b as usize]).collect();
-    // pairs[i] = (rank, id) of syms[i] + syms[i + 1]
-    let mut pairs: Vec<(u32, Rank)> = syms.windows(2).map(|w| get(w[0], w[1])).collect();
-    loop {
+    // Fixed arrays on the stack: a short piece costs no allocation.
+    let n = piece.len();
+    let mut syms = [0 as Rank; SCAN_MAX];
+    let mut pairs = [NONE; SCAN_MAX];
+    for (s, &b) in syms.iter_mut().zip(piece) {
+        *s = byte_ids[b as usize];
+    }
+    for i in 0..n.saturating_sub(1) {
+        pairs[i] = get(syms[i], syms[i + 1]);
+    }
+    // pairs[i] = (rank, id) of syms[i] + syms[i + 1], for i < len - 1
+    let mut len = n;
+    while len > 1 {
         let mut best = NONE.0;
         let mut at = 0;
-        for (i, &(rank, _)) in pairs.iter().enumerate() {
+        for (i, &(rank, _)) in pairs[..len - 1].iter().enumerate() {
             if rank < best {
                 best = rank;
                 at = i;
@@ -55,16 +64,17 @@ fn merge_scan(
             break;
         }
         syms[at] = pairs[at].1;
-        syms.remove(at + 1);
-        pairs.remove(at);
-        if at < pairs.len() {
+        syms.copy_within(at + 2..len, at + 1);
+        pairs.copy_within(at + 1..len - 1, at);
+        len -= 1;
+        if at + 1 < len {
             pairs[at] = get(syms[at], syms[at + 1]);
         }
         if at > 0 {
             pairs[at - 1] = get(syms[at - 1], syms[at]);
         }
     }
-    out.extend_from_slice(&syms);
+    out.extend_from_slice(&syms[..len]);
 }
 
 fn merge_heap(
@@ -75,6 +85,9 @@ fn merge_heap(
 ) {
     const END: usize = usize::MAX;
     let n = piece.len();
+    if n == 0 {
+        return;
+    }
     let mut syms: Vec<Rank> = piece.iter().map(|&b| byte_ids[b as usize]).collect();
     let mut next: Vec<usize> = (1..=n).map(|i| if i == n { END } else { i }).collect();
     let mut prev: Vec<usize> = (0..n).map(|i| if i == 0 { END } else { i - 1 }).collect();
@@ -82,7 +95,7 @@ fn merge_heap(
     // (rank, position, left sym, right sym): position order is text order, so equal
     // ranks pop leftmost first. An entry is stale once either symbol has changed.
     let mut heap: BinaryHeap<Reverse<(u32, usize, Rank, Rank)>> = BinaryHeap::with_capacity(n);
-    for i in 0..n - 1 {
+    for i in 0..n.saturating_sub(1) {
         if let Some((rank, _)) = lookup(syms[i], syms[i + 1]) {
             heap.push(Reverse((rank, i, syms[i], syms[i + 1])));
         }
@@ -126,7 +139,20 @@ fn merge_heap(
 mod tests {
     use super::*;
 
-    /// Random-ish vocabularies: both strategies must agree on every piece.
+    /// The rule written as plainly as possible: merge the leftmost lowest-rank pair, repeat.
+    fn merge_naive(piece: &[u8], table: impl Fn(Rank, Rank) -> Option<(u32, Rank)>) -> Vec<Rank> {
+        let mut syms: Vec<Rank> = piece.iter().map(|&b| b as Rank).collect();
+        loop {
+            let best = (0..syms.len().saturating_sub(1))
+                .filter_map(|i| table(syms[i], syms[i + 1]).map(|(r, id)| (r, i, id)))
+                .min();
+            let Some((_, i, id)) = best else { return syms };
+            syms[i] = id;
+            syms.remove(i + 1);
+        }
+    }
+
+    /// Both strategies must agree with the plain rule on every piece.
     #[test]
     fn scan_equals_heap() {
         let byte_ids: [Rank; 256] = std::array::from_fn(|i| i as Rank);
@@ -143,7 +169,7 @@ mod tests {
             }
         };
         let mut seed = 12345u64;
-        for len in [1usize, 2, 3, 5, 17, 200, 1000] {
+        for len in [0usize, 1, 2, 3, 5, 17, 127, 128, 129, 200, 1000] {
             for _ in 0..50 {
                 let piece: Vec<u8> = (0..len)
                     .map(|_| {
@@ -155,10 +181,15 @@ mod tests {
                         }
                     })
                     .collect();
-                let (mut x, mut y) = (Vec::new(), Vec::new());
-                merge_scan(&piece, &byte_ids, table, &mut x);
+                let expected = merge_naive(&piece, table);
+                let mut y = Vec::new();
                 merge_heap(&piece, &byte_ids, table, &mut y);
-                assert_eq!(x, y, "{:?}", String::from_utf8_lossy(&piece));
+                assert_eq!(y, expected, "heap {:?}", String::from_utf8_lossy(&piece));
+                if len <= SCAN_MAX {
+                    let mut x = Vec::new();
+                    merge_scan(&piece, &byte_ids, table, &mut x);
+                    assert_eq!(x, expected, "scan {:?}", String::from_utf8_lossy(&piece));
+                }
             }
         }
     }

@@ -12,7 +12,15 @@ pub fn to_py(err: Error) -> PyErr {
         Error::Io { path, source } => {
             let filename = path.to_string_lossy().into_owned();
             match source.raw_os_error() {
-                Some(errno) => PyOSError::new_err((errno, source.to_string(), filename)),
+                Some(errno) => {
+                    // io::Error's text ends in " (os error N)"; Python shows the errno itself
+                    let text = source.to_string();
+                    let strerror = match text.rfind(" (os error ") {
+                        Some(k) => text[..k].to_string(),
+                        None => text,
+                    };
+                    PyOSError::new_err((errno, strerror, filename))
+                }
                 None => PyOSError::new_err(format!("{filename}: {source}")),
             }
         }

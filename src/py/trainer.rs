@@ -7,7 +7,7 @@ use pyo3::types::PyBytes;
 
 use super::errors::to_py;
 use super::run_in_pool;
-use crate::train::{self, Progress};
+use crate::train::{self, InvalidUtf8, Progress};
 use crate::Pair;
 
 /// Pre-token bytes -> count over a corpus; add two with `+`.
@@ -75,7 +75,7 @@ fn progress_fn(cb: Option<Py<PyAny>>) -> impl Fn(Progress) + Sync {
 }
 
 #[pyfunction]
-#[pyo3(signature = (paths, pattern, special_tokens, progress=None, threads=None))]
+#[pyo3(signature = (paths, pattern, special_tokens, progress=None, threads=None, errors="strict"))]
 pub fn count_files(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -83,12 +83,23 @@ pub fn count_files(
     special_tokens: Vec<String>,
     progress: Option<Py<PyAny>>,
     threads: Option<usize>,
+    errors: &str,
 ) -> PyResult<PretokenCounts> {
+    let invalid_utf8 = match errors {
+        "strict" => InvalidUtf8::Strict,
+        "replace" => InvalidUtf8::Replace,
+        "ignore" | "skip" => InvalidUtf8::Skip,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "errors must be 'strict', 'replace' or 'ignore', got {other:?}"
+            )))
+        }
+    };
     let report = progress_fn(progress);
     let inner = py
         .detach(|| {
             run_in_pool(threads, || {
-                train::count_files(&paths, pattern, &special_tokens, &report)
+                train::count_files(&paths, pattern, &special_tokens, invalid_utf8, &report)
             })
         })?
         .map_err(to_py)?;

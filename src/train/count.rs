@@ -9,6 +9,7 @@
 //! chunks are cut only before special tokens. A cut never falls inside a UTF-8 sequence,
 //! and a file larger than memory is never read whole.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -215,11 +216,35 @@ fn split_text<'t>(text: &'t str, cuts: &Cuts, target: usize, out: &mut Vec<&'t s
     }
 }
 
+/// What to do with bytes of a corpus file that are not valid UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvalidUtf8 {
+    /// Fail, naming the file and the byte offset.
+    Strict,
+    /// Replace each maximal invalid sequence with U+FFFD (as Python's `errors="replace"`).
+    Replace,
+    /// Drop the invalid bytes (as Python's `errors="ignore"`).
+    Skip,
+}
+
+/// Decodes a chunk by the policy; on `Strict`, the error is the offset of the first bad byte.
+fn decode(bytes: &[u8], policy: InvalidUtf8) -> std::result::Result<Cow<'_, str>, usize> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(Cow::Borrowed(s)),
+        Err(e) => match policy {
+            InvalidUtf8::Strict => Err(e.valid_up_to()),
+            InvalidUtf8::Replace => Ok(String::from_utf8_lossy(bytes)),
+            InvalidUtf8::Skip => Ok(Cow::Owned(bytes.utf8_chunks().map(|c| c.valid()).collect())),
+        },
+    }
+}
+
 /// Counts the pre-tokens of files, each read in blocks and counted in parallel.
 pub fn count_files(
     paths: &[PathBuf],
     pattern: &str,
     special_tokens: &[String],
+    invalid_utf8: InvalidUtf8,
     progress: ProgressFn,
 ) -> Result<PretokenCounts> {
     let pretok = Pretokenizer::new(pattern)?;
@@ -261,12 +286,13 @@ pub fn count_files(
                     None => continue, // no safe cut yet: read more
                 }
             };
-            let text = std::str::from_utf8(&buf[..cut]).map_err(|e| Error::InvalidUtf8 {
-                path: path.clone(),
-                offset: offset + e.valid_up_to() as u64,
-            })?;
+            let text =
+                decode(&buf[..cut], invalid_utf8).map_err(|valid_up_to| Error::InvalidUtf8 {
+                    path: path.clone(),
+                    offset: offset + valid_up_to as u64,
+                })?;
             let mut chunks = Vec::new();
-            split_text(text, &cuts, CHUNK_BYTES, &mut chunks);
+            split_text(&text, &cuts, CHUNK_BYTES, &mut chunks);
             counts.add_borrowed(count_chunks_parallel(&chunks, &pretok, &specials)?);
             done += cut as u64;
             progress(Progress::Counting { done, total });

@@ -156,9 +156,14 @@ pub fn train_from_counts(
     let base = 256 + special_tokens.len();
     if vocab_size < base {
         return Err(Error::Invalid(format!(
-            "vocab_size {vocab_size} is below 256 bytes + {} special tokens = {base}",
+            "vocab_size {vocab_size} is below 256 bytes + {} special token(s) = {base}",
             special_tokens.len()
         )));
+    }
+    if counts.counts.is_empty() {
+        return Err(Error::Invalid(
+            "the corpus is empty: it has no text to train on outside special tokens".into(),
+        ));
     }
     if vocab_size > Rank::MAX as usize {
         return Err(Error::Invalid(format!(

@@ -5,7 +5,7 @@
 pub mod count;
 pub mod merge;
 
-pub use count::{count_files, count_texts, PretokenCounts};
+pub use count::{count_files, count_texts, InvalidUtf8, PretokenCounts};
 pub use merge::{train_from_counts, Trained};
 
 /// Where a long-running stage is, for progress bars.
