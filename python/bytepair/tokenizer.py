@@ -64,23 +64,12 @@ class Tokenizer:
         special_tokens: Iterable[str] | None = None,
         pattern: str = "gpt2",
     ) -> None:
-        vocab = {int(i): bytes(b) for i, b in vocab.items()}
+        vocab = {_check_id(i): bytes(b) for i, b in vocab.items()}
         specials: dict[str, int] = {}
         by_bytes: dict[bytes, int] = {}
         for i, b in sorted(vocab.items()):
             by_bytes.setdefault(b, i)
         next_id = max(vocab, default=-1) + 1
-        for s in special_tokens or ():
-            if not isinstance(s, str) or not s:
-                raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
-            if s in specials:
-                continue
-            known = by_bytes.get(s.encode("utf-8"))
-            if known is None:
-                known, next_id = next_id, next_id + 1
-                vocab[known] = s.encode("utf-8")
-            specials[s] = known
-        special_ids = set(specials.values())
 
         # rank of a token = index of the first merge that makes it (tiktoken's rank rule)
         ranks: dict[bytes, int] = {}
@@ -93,7 +82,26 @@ class Tokenizer:
                         "which is not in the vocabulary"
                     )
             ranks.setdefault(left + right, rank)
-        tokens = [(b, i, ranks.get(b)) for i, b in vocab.items() if i not in special_ids]
+
+        # A special token already in the vocabulary keeps its id. If that token is also an
+        # ordinary one (a single byte, or made by a merge) it stays usable as ordinary text;
+        # if nothing makes it (GPT-2's <|endoftext|>), it is only special, as in tiktoken.
+        special_only: set[int] = set()
+        for s in special_tokens or ():
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+            if s in specials:
+                continue
+            b = s.encode("utf-8")
+            known = by_bytes.get(b)
+            if known is None:
+                known, next_id = next_id, next_id + 1
+                vocab[known] = b
+                _check_id(known)
+            if len(b) > 1 and b not in ranks:
+                special_only.add(known)
+            specials[s] = known
+        tokens = [(b, i, ranks.get(b)) for i, b in vocab.items() if i not in special_only]
         self._init(
             tokens,
             specials,
@@ -157,7 +165,10 @@ class Tokenizer:
         from .formats import gpt2
 
         vocab, merges = gpt2.read(vocab_filepath, merges_filepath)
-        return cls(vocab, merges, special_tokens=special_tokens, pattern=pattern)
+        try:
+            return cls(vocab, merges, special_tokens=special_tokens, pattern=pattern)
+        except ValueError as e:
+            raise ValueError(f"{vocab_filepath}, {merges_filepath}: {e}") from None
 
     def save(self, path: PathLike) -> None:
         """Writes the native JSON format (readable, versioned; see ``bytepair.formats.native``).
@@ -407,13 +418,7 @@ class Tokenizer:
     @property
     def vocab(self) -> dict[int, bytes]:
         """Token id -> token bytes, special tokens included (a new dict on each call)."""
-        out = {}
-        for i in range(self._core.n_vocab):
-            try:
-                out[i] = self._core.token_bytes(i)
-            except KeyError:
-                pass
-        return out
+        return dict(self._core.tokens())
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
@@ -455,19 +460,48 @@ class Tokenizer:
 _PRESETS = frozenset({_core.GPT2_PATTERN, _core.CL100K_PATTERN, _core.O200K_PATTERN})
 
 
+_PRESET_NAMES = {
+    "gpt2": _core.GPT2_PATTERN,
+    "r50k": _core.GPT2_PATTERN,
+    "r50k_base": _core.GPT2_PATTERN,
+    "p50k": _core.GPT2_PATTERN,
+    "p50k_base": _core.GPT2_PATTERN,
+    "cl100k": _core.CL100K_PATTERN,
+    "cl100k_base": _core.CL100K_PATTERN,
+    "o200k": _core.O200K_PATTERN,
+    "o200k_base": _core.O200K_PATTERN,
+}
+
+
 def _resolve_pattern(pattern: str) -> str:
-    presets = {
-        "gpt2": _core.GPT2_PATTERN,
-        "r50k_base": _core.GPT2_PATTERN,
-        "p50k_base": _core.GPT2_PATTERN,
-        "cl100k": _core.CL100K_PATTERN,
-        "cl100k_base": _core.CL100K_PATTERN,
-        "o200k": _core.O200K_PATTERN,
-        "o200k_base": _core.O200K_PATTERN,
-    }
+    """A preset name's regex, or ``pattern`` itself when it is a regex.
+
+    A string made only of letters, digits, ``_`` and ``-`` that is not a preset name is taken to
+    be a misspelt name (``"gpt3"``, ``"GPT2"``) and rejected: as a regex it would match only
+    that literal word, which is never what a tokenizer wants.
+
+    Raises:
+        ValueError: an empty pattern or an unknown preset name.
+    """
     if not isinstance(pattern, str) or not pattern:
         raise ValueError(f"pattern must be a preset name or a non-empty regex, got {pattern!r}")
-    return presets.get(pattern, pattern)
+    if pattern in _PRESET_NAMES:
+        return _PRESET_NAMES[pattern]
+    if pattern.replace("_", "").replace("-", "").isalnum() and pattern.isascii():
+        raise ValueError(
+            f"unknown pattern name {pattern!r}: the presets are "
+            f"{', '.join(sorted(_PRESET_NAMES))}; any other pattern must be a regex"
+        )
+    return pattern
+
+
+def _check_id(i: object) -> int:
+    """A token id must be an int in [0, 2**32) (ids are 32-bit in the core, as in tiktoken)."""
+    if isinstance(i, bool) or not isinstance(i, int):
+        raise ValueError(f"token id {i!r} is not an int")
+    if not 0 <= i < 2**32:
+        raise ValueError(f"token id {i} is out of range: ids are 0 <= id < 2**32")
+    return i
 
 
 def _fix_surrogates(text: str) -> str:

@@ -59,6 +59,7 @@ def count(
     """
     pattern = _resolve_pattern(pattern)
     specials = _check_specials(special_tokens)
+    threads = _check_threads(threads)
     paths = _as_paths(input)
     if paths is not None:
         with _Progress("count", progress, unit="B") as bar:
@@ -98,6 +99,7 @@ def train_from_counts(
     """
     specials = _check_specials(special_tokens)
     _check_vocab_size(vocab_size, specials)
+    _core.count_texts([], _resolve_pattern(pattern), [])  # a bad pattern fails before training
     with _Progress("merge", progress, unit="merge") as bar:
         vocab, merges = _core.train_from_counts(counts, vocab_size, specials, bar.callback)
     return Tokenizer._from_ids(vocab, merges, specials, pattern)
@@ -180,6 +182,16 @@ def _check_vocab_size(vocab_size: int, specials: list[str]) -> None:
             f"vocab_size {vocab_size} is below 256 bytes + {len(specials)} special token(s) "
             f"= {256 + len(specials)}"
         )
+    if vocab_size >= 2**32:
+        raise ValueError(f"vocab_size {vocab_size} is too large: ids are 32-bit")
+
+
+def _check_threads(threads: int | None) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    return threads
 
 
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:

@@ -32,8 +32,8 @@ pub struct Encoder {
     token_ids: FxHashMap<Vec<u8>, Rank>,
     /// (left id, right id) -> (rank of the concatenation, its id).
     pair_table: FxHashMap<u64, (u32, Rank)>,
-    /// Token bytes by id (`None` for ids the vocabulary skips).
-    decoder: Vec<Option<Box<[u8]>>>,
+    /// Token bytes by id.
+    decoder: Decoder,
     special_ids: Vec<Rank>,
     specials: SpecialMatcher,
     pretok: Pretokenizer,
@@ -59,28 +59,23 @@ impl Encoder {
             .map(|t| t.id)
             .chain(specials.iter().map(|s| s.1))
             .max()
-            .unwrap_or(0) as usize;
-        let mut decoder: Vec<Option<Box<[u8]>>> = vec![None; max_id + 1];
+            .unwrap_or(0);
+        let mut decoder = Decoder::new(max_id, tokens.len() + specials.len());
         let mut token_ids: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
         token_ids.reserve(tokens.len());
-        let mut set_id = |id: Rank, bytes: &[u8]| -> Result<()> {
-            let slot = &mut decoder[id as usize];
-            if slot.is_some() {
-                return Err(Error::Invalid(format!("token id {id} appears twice")));
-            }
-            *slot = Some(bytes.into());
-            Ok(())
-        };
         for t in &tokens {
             if t.bytes.is_empty() {
                 return Err(Error::Invalid(format!("token id {} has no bytes", t.id)));
             }
-            set_id(t.id, &t.bytes)?;
+            decoder.insert(t.id, &t.bytes)?;
             let e = token_ids.entry(t.bytes.clone()).or_insert(t.id);
             *e = (*e).min(t.id);
         }
         for (s, id) in &specials {
-            set_id(*id, s.as_bytes())?;
+            // a special token may share its id with an ordinary token of the same bytes
+            if decoder.get(*id) != Some(s.as_bytes()) {
+                decoder.insert(*id, s.as_bytes())?;
+            }
         }
         let mut byte_ids = [0 as Rank; 256];
         for b in 0..=255u8 {
@@ -204,10 +199,12 @@ impl Encoder {
 
     /// The bytes of one token.
     pub fn token_bytes(&self, id: Rank) -> Result<&[u8]> {
-        self.decoder
-            .get(id as usize)
-            .and_then(|t| t.as_deref())
-            .ok_or(Error::UnknownToken(id as u64))
+        self.decoder.get(id).ok_or(Error::UnknownToken(id as u64))
+    }
+
+    /// Every (id, bytes) of the vocabulary, special tokens included, by id.
+    pub fn tokens(&self) -> Vec<(Rank, &[u8])> {
+        self.decoder.items()
     }
 
     /// Concatenated bytes of `ids`.
@@ -221,7 +218,62 @@ impl Encoder {
 
     /// One more than the largest id.
     pub fn n_vocab(&self) -> usize {
-        self.decoder.len()
+        self.decoder.max_id as usize + 1
+    }
+}
+
+/// Token bytes by id: a table when ids are dense (every vocabulary in practice), a map
+/// when they are sparse, so one huge id cannot make us allocate gigabytes.
+#[derive(Debug, Clone)]
+struct Decoder {
+    dense: Vec<Option<Box<[u8]>>>,
+    sparse: FxHashMap<Rank, Box<[u8]>>,
+    max_id: Rank,
+}
+
+impl Decoder {
+    fn new(max_id: Rank, count: usize) -> Self {
+        let dense_len = if (max_id as usize) < 2 * count + 1024 {
+            max_id as usize + 1
+        } else {
+            0
+        };
+        Self {
+            dense: vec![None; dense_len],
+            sparse: FxHashMap::default(),
+            max_id,
+        }
+    }
+
+    fn insert(&mut self, id: Rank, bytes: &[u8]) -> Result<()> {
+        let taken = match self.dense.get_mut(id as usize) {
+            Some(slot) => slot.replace(bytes.into()).is_some(),
+            None => self.sparse.insert(id, bytes.into()).is_some(),
+        };
+        if taken {
+            return Err(Error::Invalid(format!("token id {id} appears twice")));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn get(&self, id: Rank) -> Option<&[u8]> {
+        match self.dense.get(id as usize) {
+            Some(slot) => slot.as_deref(),
+            None => self.sparse.get(&id).map(|b| &b[..]),
+        }
+    }
+
+    fn items(&self) -> Vec<(Rank, &[u8])> {
+        let mut out: Vec<(Rank, &[u8])> = self
+            .dense
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| Some((i as Rank, b.as_deref()?)))
+            .chain(self.sparse.iter().map(|(&i, b)| (i, &b[..])))
+            .collect();
+        out.sort_unstable_by_key(|&(i, _)| i);
+        out
     }
 }
 

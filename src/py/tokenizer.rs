@@ -113,6 +113,15 @@ impl CoreBPE {
         Ok(PyBytes::new(py, bytes))
     }
 
+    /// Every (id, bytes) of the vocabulary, special tokens included, by id.
+    fn tokens<'py>(&self, py: Python<'py>) -> Vec<(Rank, Bound<'py, PyBytes>)> {
+        self.enc
+            .tokens()
+            .into_iter()
+            .map(|(i, b)| (i, PyBytes::new(py, b)))
+            .collect()
+    }
+
     fn encode_piece(&self, piece: &[u8]) -> Vec<Rank> {
         let mut out = Vec::new();
         self.enc.encode_piece(piece, &mut out);

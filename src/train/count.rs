@@ -38,7 +38,9 @@ impl PretokenCounts {
 
     fn add_one(&mut self, key: &[u8], n: u64) {
         match self.counts.get_mut(key) {
-            Some(c) => *c += n,
+            // saturate rather than wrap: 2^64 occurrences is not a real corpus, but a
+            // hostile sum of saved counts must not turn into a small number
+            Some(c) => *c = c.saturating_add(n),
             None => {
                 self.counts.insert(key.to_vec(), n);
             }

@@ -39,11 +39,13 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
         raise ValueError(f"{p}: folder has no tokenizer files (expected vocab.json + merges.txt)")
     with open(p, "rb") as f:
         head = f.read(1 << 16)
-    if head.lstrip()[:1] == b"{":
+    if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{":
         try:
             doc = json.loads(p.read_bytes())
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{p}: not valid JSON ({e})") from None
+        except RecursionError:
+            raise ValueError(f"{p}: not a tokenizer file (JSON nested too deeply)") from None
         if isinstance(doc, dict) and doc.get("format") == native.FORMAT:
             return native.from_document(doc, p)
     raise ValueError(f"{p}: not a tokenizer file of a format bytepair reads")

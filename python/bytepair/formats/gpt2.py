@@ -49,6 +49,7 @@ def read(
         lines = mpath.read_text(encoding="utf-8").split("\n")
     except UnicodeDecodeError as e:
         raise ValueError(f"{mpath}: not UTF-8 ({e})") from None
+    known = set(vocab.values())
     for n, line in enumerate(lines, start=1):
         line = line.rstrip("\r")
         if not line or (n == 1 and line.startswith("#version")):
@@ -59,5 +60,9 @@ def read(
                 f"{mpath}: line {n}: expected two tokens separated by a space, got {line!r}"
             )
         where = f"{mpath}: line {n}"
-        merges.append((_token(parts[0], where), _token(parts[1], where)))
+        left, right = _token(parts[0], where), _token(parts[1], where)
+        for side in (left, right, left + right):
+            if side not in known:
+                raise ValueError(f"{where}: {side!r} is not a token of {vpath.name}")
+        merges.append((left, right))
     return vocab, merges

@@ -152,6 +152,8 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
         doc = json.loads(Path(path).read_bytes())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a tokenizer file (JSON nested too deeply)") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a bytepair tokenizer file (no "format": "{FORMAT}")')
     return from_document(doc, path)
