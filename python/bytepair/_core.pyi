@@ -2,17 +2,32 @@
 
 from collections.abc import Callable, Sequence
 from os import PathLike
+from typing import final
 
+__all__ = [
+    "AllowedSpecial",
+    "CL100K_PATTERN",
+    "CoreBPE",
+    "GPT2_PATTERN",
+    "O200K_PATTERN",
+    "PretokenCounts",
+    "__version__",
+    "count_files",
+    "count_texts",
+    "train_from_counts",
+]
 __version__: str
 GPT2_PATTERN: str
 CL100K_PATTERN: str
 O200K_PATTERN: str
 
-ProgressCallback = Callable[[str, int, int], object]
+_ProgressCallback = Callable[[str, int, int], object]
 
+@final
 class AllowedSpecial:
     def find(self, text: str) -> str | None: ...
 
+@final
 class CoreBPE:
     def __new__(
         cls,
@@ -38,11 +53,13 @@ class CoreBPE:
     @property
     def n_vocab(self) -> int: ...
 
+@final
 class PretokenCounts:
     def __new__(cls, items: Sequence[tuple[bytes, int]] | None = None) -> PretokenCounts: ...
     def __len__(self) -> int: ...
-    def __add__(self, other: PretokenCounts) -> PretokenCounts: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __add__(self, other: PretokenCounts, /) -> PretokenCounts: ...
+    def __radd__(self, other: PretokenCounts, /) -> PretokenCounts: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def total(self) -> int: ...
     def items(self) -> list[tuple[bytes, int]]: ...
 
@@ -50,8 +67,9 @@ def count_files(
     paths: Sequence[str | PathLike[str]],
     pattern: str,
     special_tokens: Sequence[str],
-    progress: ProgressCallback | None = None,
+    progress: _ProgressCallback | None = None,
     threads: int | None = None,
+    errors: str = "strict",
 ) -> PretokenCounts: ...
 def count_texts(
     texts: Sequence[str],
@@ -63,5 +81,5 @@ def train_from_counts(
     counts: PretokenCounts,
     vocab_size: int,
     special_tokens: Sequence[str],
-    progress: ProgressCallback | None = None,
+    progress: _ProgressCallback | None = None,
 ) -> tuple[list[bytes], list[tuple[int, int]]]: ...
