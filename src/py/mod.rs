@@ -23,16 +23,35 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Runs `f` on a rayon pool of `num_threads` threads (None or 0: the global pool, one
-/// thread per core).
+/// thread per core). Pools are built once per size and kept: building one per call would
+/// cost more than encoding a batch of short texts.
 fn run_in_pool<T: Send>(num_threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    match num_threads {
-        None | Some(0) => Ok(f()),
-        Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-            Ok(pool.install(f))
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let n = match num_threads {
+        None | Some(0) => return Ok(f()),
+        Some(n) if n == rayon::current_num_threads() => return Ok(f()),
+        Some(n) => n.min(1024),
+    };
+    let pool = {
+        let mut pools = POOLS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match pools.get(&n) {
+            Some(p) => p.clone(),
+            None => {
+                let p = Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(n)
+                        .build()
+                        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
+                );
+                pools.insert(n, p.clone());
+                p
+            }
         }
-    }
+    };
+    Ok(pool.install(f))
 }

@@ -74,17 +74,25 @@ impl CoreBPE {
         num_threads: Option<usize>,
     ) -> PyResult<Vec<Vec<Rank>>> {
         let allowed = allowed.map(|a| &a.inner);
+        let one = |t: &String| {
+            if ordinary {
+                self.enc.encode_ordinary(t)
+            } else {
+                self.enc.encode_with_special(t, allowed)
+            }
+        };
+        // Below this many bytes, waking worker threads costs more than it saves.
+        const PARALLEL_MIN_BYTES: usize = 1 << 15;
+        let total: usize = texts.iter().map(String::len).sum();
         py.detach(|| {
+            if total < PARALLEL_MIN_BYTES || num_threads == Some(1) {
+                return Ok(texts.iter().map(one).collect::<crate::Result<Vec<_>>>());
+            }
             run_in_pool(num_threads, || {
                 texts
                     .par_iter()
-                    .map(|t| {
-                        if ordinary {
-                            self.enc.encode_ordinary(t)
-                        } else {
-                            self.enc.encode_with_special(t, allowed)
-                        }
-                    })
+                    .with_min_len(16)
+                    .map(one)
                     .collect::<crate::Result<Vec<_>>>()
             })
         })?
