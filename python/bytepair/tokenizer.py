@@ -13,8 +13,6 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Literal, Union
 
-import regex
-
 from . import _core
 
 __all__ = ["Tokenizer"]
@@ -23,10 +21,6 @@ AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
 PathLike = Union[str, "os.PathLike[str]"]
 
-# A streaming chunk may be cut right after a newline that sits between two non-whitespace
-# characters, the second not "/": no preset pattern joins such a newline to what follows
-# (the same rule as the Rust corpus reader, src/train/count.rs).
-_SAFE_NEWLINE = regex.compile(r"(?r)(?<=\S)\n(?=[^\s/])")
 _STREAM_CHUNK = 1 << 16  # characters buffered before looking for a cut
 
 
@@ -236,13 +230,7 @@ class Tokenizer:
         if disallowed:
             found = self._matcher(disallowed).find(text)
             if found is not None:
-                raise ValueError(
-                    f"the text contains the special token {found!r}, which is disallowed.\n"
-                    f"To encode it as its special-token id, pass "
-                    f"allowed_special={{{found!r}}} (or allowed_special='all').\n"
-                    f"To encode it as ordinary text, pass disallowed_special=() "
-                    f"(or use encode_ordinary)."
-                )
+                raise _disallowed_error(found)
         if not allowed:
             return self._core.encode_ordinary(text)
         if allowed == self._special_set:
@@ -324,50 +312,54 @@ class Tokenizer:
         """Lazily encodes a stream of strings (a file object, a generator of lines, ...).
 
         The ids are exactly those of encoding the concatenated text, whatever the chunking:
-        text is buffered and cut only where the split is exact (before an allowed special
-        token, or after a newline between two non-whitespace characters for the preset
-        patterns), so memory stays bounded for ordinary text. Open files with
-        ``newline=""`` (``open(path, encoding="utf-8", newline="")``): Python's default
-        newline translation turns ``\r\n`` into ``\n`` before bytepair sees the text.
+        text is buffered and only its final part is encoded, up to the last two pre-tokens
+        and any possible beginning of a special token (a pre-token or a special token may
+        span two chunks). Memory stays bounded by the chunk size plus the longest pre-token.
+        With a custom pattern, text is final only before a special token, so a stream
+        without special tokens is held whole. Open files with ``newline=""``
+        (``open(path, encoding="utf-8", newline="")``): Python's default newline
+        translation turns ``\r\n`` into ``\n`` before bytepair sees the text.
 
         Yields:
             token ids, in order.
+
+        Raises:
+            ValueError: the stream contains a disallowed special token (raised when the
+                text around it is reached).
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        newline_cuts = self._pattern in _PRESETS and not any("\n" in s for s in self._special_set)
+        check = self._matcher(disallowed) if disallowed else None
+        if not allowed:
+            mode, matcher = "ordinary", None
+        elif allowed == self._special_set:
+            mode, matcher = "all", None
+        else:
+            mode, matcher = "allowed", self._matcher(allowed)
         parts: list[str] = []
         size = 0
+        flush_at = _STREAM_CHUNK
         for chunk in iterable:
+            if not isinstance(chunk, str):
+                raise TypeError(f"encode_iterable takes strings, got {type(chunk).__name__}")
             parts.append(chunk)
             size += len(chunk)
-            if size < _STREAM_CHUNK:
+            if size < flush_at:
                 continue
-            buf = "".join(parts)
-            cut = self._stream_cut(buf, allowed, newline_cuts)
-            if cut > 0:
-                yield from self.encode(
-                    buf[:cut], allowed_special=allowed, disallowed_special=disallowed
-                )
-                buf = buf[cut:]
-            parts, size = [buf], len(buf)
-        buf = "".join(parts)
+            raw = "".join(parts)
+            # a high surrogate at the end may pair with a low one in the next chunk
+            carry = raw[-1] if "\ud800" <= raw[-1] <= "\udbff" else ""
+            buf = _clean(raw[: len(raw) - len(carry)])
+            if check is not None and (found := check.find(buf)) is not None:
+                raise _disallowed_error(found)
+            ids, rest = self._core.encode_stream_prefix(buf, mode, matcher)
+            yield from ids
+            parts, size = [rest, carry], len(rest) + len(carry)
+            # a long pre-token still arriving is rescanned only after the buffer doubles,
+            # which keeps the whole stream linear
+            flush_at = max(_STREAM_CHUNK, 2 * size)
+        buf = _clean("".join(parts))
         if buf:
             yield from self.encode(buf, allowed_special=allowed, disallowed_special=disallowed)
-
-    def _stream_cut(self, buf: str, allowed: frozenset[str], newline_cuts: bool) -> int:
-        # keep the last few characters back: a special token or pre-token may go on
-        cut = 0
-        if newline_cuts:
-            m = _SAFE_NEWLINE.search(buf, 0, len(buf) - 1)
-            if m:
-                cut = m.end()
-        if allowed:
-            # the last true special-token match (leftmost, longest first) after the cut
-            alternation = "|".join(regex.escape(s) for s in sorted(allowed, key=len, reverse=True))
-            starts = [m.start() for m in regex.finditer(alternation, buf, pos=cut)]
-            if starts and starts[-1] > 0:
-                cut = max(cut, starts[-1])
-        return cut
 
     # ------------------------------------------------------------------ decoding
 
@@ -457,7 +449,6 @@ class Tokenizer:
         )
 
 
-_PRESETS = frozenset({_core.GPT2_PATTERN, _core.CL100K_PATTERN, _core.O200K_PATTERN})
 
 
 _PRESET_NAMES = {
@@ -502,6 +493,21 @@ def _check_id(i: object) -> int:
     if not 0 <= i < 2**32:
         raise ValueError(f"token id {i} is out of range: ids are 0 <= id < 2**32")
     return i
+
+
+def _disallowed_error(token: str) -> ValueError:
+    return ValueError(
+        f"the text contains the special token {token!r}, which is disallowed.\n"
+        f"To encode it as its special-token id, pass "
+        f"allowed_special={{{token!r}}} (or allowed_special='all').\n"
+        f"To encode it as ordinary text, pass disallowed_special=() "
+        f"(or use encode_ordinary)."
+    )
+
+
+def _clean(text: str) -> str:
+    """``text`` with lone surrogates fixed as tiktoken does (see ``_fix_surrogates``)."""
+    return text if _is_utf8_clean(text) else _fix_surrogates(text)
 
 
 def _fix_surrogates(text: str) -> str:

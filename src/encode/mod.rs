@@ -173,6 +173,62 @@ impl Encoder {
         Ok(out)
     }
 
+    /// Encodes the longest prefix of `text` that is final while more text may follow (a
+    /// stream): returns its ids and its length in bytes. The rest, to be prepended to the
+    /// next chunk, always ends in at least the last pre-token, and in any beginning of a
+    /// special token (allowed or not, so a disallowed one is always seen whole). With a
+    /// custom pattern only text before a special token is final.
+    /// `specials`: `None` encodes special-token text as ordinary text.
+    pub fn encode_stream_prefix(
+        &self,
+        text: &str,
+        specials: Option<Option<&AllowedSpecial>>,
+    ) -> Result<(Vec<Rank>, usize)> {
+        let (matcher, ids) = match specials {
+            None => (None, &self.special_ids),
+            Some(None) => (Some(&self.specials), &self.special_ids),
+            Some(Some(a)) => (Some(&a.matcher), &a.ids),
+        };
+        // Special tokens found in the whole buffer; one that ends inside it is final unless
+        // the buffer's end could still extend it, which `partial_at_end` catches.
+        let matches = matcher.map(|m| m.find_all(text)).unwrap_or_default();
+        let inside_match = |p: usize| matches.iter().any(|&(s, e)| s < p && p < e);
+        let hold = self
+            .specials
+            .partial_at_end(text, |p| !inside_match(p))
+            .unwrap_or(text.len());
+        let head = &text[..hold];
+        // The last ordinary span of `head` may go on in the next chunk: cut inside it.
+        let last_special_end = matches
+            .iter()
+            .rev()
+            .map(|&(_, e)| e)
+            .find(|&e| e <= hold)
+            .unwrap_or(0);
+        let tail = &head[last_special_end..];
+        let tail_cut = self.pretok.stream_cut(tail).unwrap_or(0);
+        let mut out = Vec::new();
+        if let Some(m) = matcher {
+            for span in m.split(&text[..last_special_end]) {
+                match span {
+                    Span::Text(t) => self.encode_ordinary_into(t, &mut out)?,
+                    Span::Special(i) => out.push(ids[i]),
+                }
+            }
+        }
+        if tail_cut > 0 {
+            // the pre-tokens as split in the whole buffer: the prefix alone would end
+            // differently (a whitespace run at its end, say)
+            let base = tail.as_ptr() as usize;
+            self.pretok.for_each(tail, |piece| {
+                if piece.as_ptr() as usize - base < tail_cut {
+                    self.encode_piece(piece.as_bytes(), &mut out);
+                }
+            })?;
+        }
+        Ok((out, last_special_end + tail_cut))
+    }
+
     /// A matcher for a subset of the special tokens, for [`Self::encode_with_special`].
     pub fn allowed_special(&self, tokens: &[String]) -> Result<AllowedSpecial> {
         let lookup: FxHashMap<&str, Rank> = self.special_tokens().collect();

@@ -82,6 +82,29 @@ impl Pretokenizer {
         self.preset.is_some()
     }
 
+    /// Where `text`, a prefix of a longer text still arriving, can be cut so that the
+    /// pre-tokens before the cut are final: the same whatever text follows. None for a
+    /// custom regex (nothing bounds how far it looks ahead).
+    ///
+    /// For the presets a pre-token depends on at most a few characters after its end,
+    /// except o200k's `[upper]*[lower]+`, which reads to the end of a run of letters that
+    /// splits into at most two pre-tokens. So the last two pre-tokens, and at least
+    /// `STREAM_MARGIN` bytes, are held back.
+    pub fn stream_cut(&self, text: &str) -> Option<usize> {
+        const STREAM_MARGIN: usize = 32;
+        let preset = self.preset?;
+        let mut starts: Vec<usize> = Vec::new();
+        let base = text.as_ptr() as usize;
+        fast::for_each(preset, text, |piece| {
+            starts.push(piece.as_ptr() as usize - base)
+        });
+        let mut k = starts.len().saturating_sub(2);
+        while k > 0 && text.len() - starts[k] < STREAM_MARGIN {
+            k -= 1;
+        }
+        Some(starts.get(k).copied().unwrap_or(0))
+    }
+
     /// Calls `f` on each pre-token of `text`, in order. Empty matches are skipped (a
     /// custom pattern may match the empty string; it carries no bytes).
     pub fn for_each<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {

@@ -88,6 +88,32 @@ impl SpecialMatcher {
         })
     }
 
+    /// The first position `p` (with `allow(p)`) from which the end of `text` is a proper
+    /// prefix of one of the tokens: a special token may be arriving there, so a stream
+    /// must not cut after it.
+    pub fn partial_at_end(&self, text: &str, allow: impl Fn(usize) -> bool) -> Option<usize> {
+        let bytes = text.as_bytes();
+        let longest = self.tokens.iter().map(String::len).max()?;
+        let from = bytes.len().saturating_sub(longest - 1);
+        (from..bytes.len()).find(|&p| {
+            let tail = &bytes[p..];
+            text.is_char_boundary(p)
+                && allow(p)
+                && self
+                    .tokens
+                    .iter()
+                    .any(|t| t.len() > tail.len() && t.as_bytes().starts_with(tail))
+        })
+    }
+
+    /// (start, end) of every special token in `text`, in order.
+    pub fn find_all(&self, text: &str) -> Vec<(usize, usize)> {
+        match &self.automaton {
+            Some(ac) => ac.find_iter(text).map(|m| (m.start(), m.end())).collect(),
+            None => Vec::new(),
+        }
+    }
+
     /// Start of the last special token that begins in `text`, if any. Used to cut
     /// corpus chunks at a place where the split is exact.
     pub fn last_start(&self, text: &str) -> Option<usize> {

@@ -99,6 +99,32 @@ impl CoreBPE {
         .map_err(to_py)
     }
 
+    /// Encodes the final prefix of a stream buffer; returns (ids, the rest of the text).
+    /// mode: "ordinary" (specials as text), "all", or "allowed" with `allowed`.
+    #[pyo3(signature = (text, mode, allowed=None))]
+    fn encode_stream_prefix(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        mode: &str,
+        allowed: Option<&AllowedSpecial>,
+    ) -> PyResult<(Vec<Rank>, String)> {
+        let specials = match (mode, allowed) {
+            ("ordinary", _) => None,
+            ("all", _) => Some(None),
+            ("allowed", Some(a)) => Some(Some(&a.inner)),
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "mode must be 'ordinary', 'all', or 'allowed' with a matcher",
+                ))
+            }
+        };
+        let (ids, cut) = py
+            .detach(|| self.enc.encode_stream_prefix(text, specials))
+            .map_err(to_py)?;
+        Ok((ids, text[cut..].to_string()))
+    }
+
     /// Compiles a subset of the special tokens for `encode`.
     fn allowed_special(&self, tokens: Vec<String>) -> PyResult<AllowedSpecial> {
         Ok(AllowedSpecial {

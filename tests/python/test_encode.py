@@ -1,0 +1,695 @@
+"""Encoding and decoding with ``bytepair.Tokenizer``, checked against oracles.
+
+Oracles: tiktoken's GPT-2 encoding built offline from the shared rank files (``oracles.py``),
+``bytepair.reference.ReferenceTokenizer`` (pure Python) and tiktoken encodings built from
+trained vocabularies. DESIGN.md §2: "Output must equal tiktoken's for the same vocabulary,
+bit for bit, for every input string" and "encode then decode returns the input exactly".
+
+The two big corpora (45 MB English, 31 MB code) are covered by slices so this file stays
+well under a minute on 2 cores: the lines of the first ``BYTEPAIR_BIG_MB`` MB (default 6),
+and one call on the following ``BYTEPAIR_BIG_MB`` MB. ``BYTEPAIR_BIG_MB=0`` means the whole
+files. Every other shared corpus file is covered in full, every line.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import random
+import string
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import oracles
+import pytest
+import tiktoken
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bytepair
+import bytepair.tokenizer
+from bytepair.reference import PATTERNS, ReferenceTokenizer
+
+EOT = "<|endoftext|>"
+
+BIG_FILES = ["corpora/english_gutenberg.txt", "corpora/python_stdlib.txt"]
+SMALL_FILES = [
+    "corpora/multilingual/ar.txt",
+    "corpora/multilingual/emoji-test.txt",
+    "corpora/multilingual/emoji_cldr.txt",
+    "corpora/multilingual/hi.txt",
+    "corpora/multilingual/ja.txt",
+    "corpora/multilingual/ru.manifest.txt",
+    "corpora/multilingual/ru.txt",
+    "corpora/multilingual/zh.txt",
+    "en_ewt/LICENSE.txt",
+    "en_ewt/en_ewt.dev.txt",
+    "en_ewt/en_ewt.test.txt",
+    "en_ewt/en_ewt.train.txt",
+    "cs336/address.txt",
+    "cs336/corpus.en",
+    "cs336/german.txt",
+    "cs336/special_token_double_newlines_non_whitespace.txt",
+    "cs336/special_token_trailing_newlines.txt",
+    "cs336/tinystories_sample.txt",
+    "cs336/train-bpe-reference-merges.txt",
+]
+ALL_FILES = BIG_FILES + SMALL_FILES
+BIG_CHARS = int(float(os.environ.get("BYTEPAIR_BIG_MB", "6")) * 1_000_000)
+
+# pieces of text that tend to break tokenizers: emoji (ZWJ, flags, skin tones), CJK, combining
+# marks, CRLF, NUL, unusual whitespace, contractions, digit runs, "/" (o200k), "<|" and "|>"
+ATOMS = [
+    "😀",
+    "👨‍👩‍👧",
+    "🇯🇵",
+    "👍🏽",
+    "日本語",
+    "中文",
+    "한국어",
+    "Ünïcödé",
+    "e\u0301",
+    "\r\n",
+    "\r",
+    "\n",
+    "\n\n\n",
+    "\x00",
+    "\t",
+    " ",
+    "   ",
+    " " * 40,
+    "\x0b\x0c",
+    "\x85",
+    "\u00a0",
+    "\u2028",
+    "\u3000",
+    "\u200b",
+    "\ufeff",
+    "\x1c",
+    "'s",
+    "'ll",
+    "'S",
+    "Hello",
+    " world",
+    "x",
+    "123456789",
+    " 42",
+    "!",
+    "...",
+    "/",
+    "//",
+    "<|",
+    "|>",
+    "\U0010ffff",
+    "\ufffd",
+]
+atom_text = st.lists(st.one_of(st.sampled_from(ATOMS), st.text(max_size=4)), max_size=40).map(
+    "".join
+)
+whitespace_text = st.text(alphabet=" \t\n\r\x0b\x0c\x85\u00a0\u1680\u2028\u3000", max_size=300)
+any_text = st.one_of(st.text(), atom_text, whitespace_text)
+
+
+# ------------------------------------------------------------------------------ fixtures/helpers
+
+
+@functools.cache
+def _read(path: Path) -> str:
+    # newline="" keeps "\r\n" and lone "\r" exactly as in the file
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def _line_start(text: str, pos: int) -> int:
+    """The start of the line holding ``pos`` (so slices never cut a line)."""
+    return 0 if pos <= 0 else text.rfind("\n", 0, pos) + 1
+
+
+def corpus_slices(data_dir: Path, rel: str) -> tuple[str, str]:
+    """(text whose lines are compared one by one, text encoded in one call)."""
+    text = _read(data_dir / rel)
+    if rel not in BIG_FILES or BIG_CHARS <= 0 or len(text) <= 2 * BIG_CHARS:
+        return text, text
+    mid = _line_start(text, BIG_CHARS)
+    end = _line_start(text, mid + BIG_CHARS)
+    return text[:mid], text[mid:end]
+
+
+def assert_all_equal(got: Sequence[Any], expected: Sequence[Any], inputs: Sequence[str]) -> None:
+    """Equality of many results, reporting the first input that differs (not a huge diff)."""
+    assert len(got) == len(expected) == len(inputs)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if g != e:
+            pytest.fail(
+                f"input #{i} {inputs[i][:300]!r} (len {len(inputs[i])}):\n"
+                f"  expected {e[:60]}\n  got      {g[:60]}"
+            )
+
+
+def assert_ids_equal(got: list[int], expected: list[int]) -> None:
+    """Equality of two long id lists, reporting where they first differ."""
+    if got != expected:
+        k = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), None)
+        if k is None:
+            k = min(len(got), len(expected))
+        pytest.fail(
+            f"ids differ at index {k} (lengths {len(got)} vs {len(expected)} expected):\n"
+            f"  expected {expected[max(0, k - 5) : k + 10]}\n"
+            f"  got      {got[max(0, k - 5) : k + 10]}"
+        )
+
+
+@pytest.fixture(scope="module")
+def gpt2(data_dir: Path) -> bytepair.Tokenizer:
+    return bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt", special_tokens=[EOT]
+    )
+
+
+@pytest.fixture(scope="module")
+def gpt2_enc(data_dir: Path) -> tiktoken.Encoding:
+    return oracles.tiktoken_encoding(data_dir, "r50k_base")
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+# ------------------------------------------------------------------------------ GPT-2 on corpora
+
+
+def test_file_lists_cover_shared_data(data_dir: Path) -> None:
+    # every text file of the corpora, en_ewt and cs336 folders is in ALL_FILES
+    found = {
+        p.relative_to(data_dir).as_posix()
+        for pattern in ("corpora/*.txt", "corpora/multilingual/*.txt", "en_ewt/*.txt")
+        for p in data_dir.glob(pattern)
+    }
+    found |= {
+        p.relative_to(data_dir).as_posix()
+        for p in (data_dir / "cs336").iterdir()
+        if p.suffix in (".txt", ".en")
+    }
+    assert found == set(ALL_FILES)
+
+
+@pytest.mark.parametrize("rel", ALL_FILES)
+def test_gpt2_lines_equal_tiktoken(
+    data_dir: Path, gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, rel: str
+) -> None:
+    text, _ = corpus_slices(data_dir, rel)
+    lines = _lines(text)
+    got = gpt2.encode_ordinary_batch(lines)
+    # one tiktoken call per line: the same ids as tiktoken's encode_ordinary_batch, whose
+    # thread pool costs ~6x more here than the encoding itself
+    expected = [gpt2_enc.encode_ordinary(line) for line in lines]
+    assert_all_equal(got, expected, lines)
+    # round trip: the lines' ids decode to the lines, byte for byte
+    if len(lines) < 100_000:
+        assert_all_equal([gpt2.decode(ids) for ids in got], lines, lines)
+    flat = [t for ids in got for t in ids]
+    assert gpt2.decode_bytes(flat) == text.encode("utf-8")
+
+
+@pytest.mark.parametrize("rel", ALL_FILES)
+def test_gpt2_whole_text_equal_tiktoken(
+    data_dir: Path, gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, rel: str
+) -> None:
+    _, text = corpus_slices(data_dir, rel)
+    ids = gpt2.encode_ordinary(text)
+    assert_ids_equal(ids, gpt2_enc.encode_ordinary(text))
+    assert gpt2.decode(ids) == text
+
+
+class TooSlow(Exception):
+    """Raised by ``_timed`` when a streaming encode runs far over its time budget."""
+
+
+def _timed(chunks: Iterable[str], budget: float) -> Iterator[str]:
+    """Yields ``chunks``, raising ``TooSlow`` once ``budget`` seconds have passed.
+
+    This stops a quadratic ``encode_iterable`` early instead of letting it run for minutes.
+    """
+    t0 = time.perf_counter()
+    for n, chunk in enumerate(chunks):
+        elapsed = time.perf_counter() - t0
+        if elapsed > budget:
+            raise TooSlow(f"still reading after {elapsed:.1f}s, at chunk #{n}")
+        yield chunk
+
+
+@pytest.mark.parametrize("rel", ALL_FILES)
+def test_encode_iterable_over_file_object(
+    data_dir: Path, gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, rel: str
+) -> None:
+    # tinystories and the cs336 special_token_* files contain <|endoftext|>: allow it
+    path = data_dir / rel
+    if rel in BIG_FILES and BIG_CHARS > 0:
+        _, text = corpus_slices(data_dir, rel)
+        f: io.TextIOBase = io.StringIO(text, newline="")
+    else:
+        text = _read(path)
+        f = open(path, encoding="utf-8", newline="")  # noqa: SIM115
+    t0 = time.perf_counter()
+    expected = gpt2_enc.encode(text, allowed_special="all")
+    # streaming may cost a few times one call, not minutes (quadratic re-buffering)
+    budget = 1.0 + 10 * (time.perf_counter() - t0)
+    with f:
+        try:
+            got = list(gpt2.encode_iterable(_timed(f, budget), allowed_special="all"))
+        except TooSlow as e:
+            pytest.fail(f"encode_iterable over {rel} ({len(text)} chars): {e}")
+    assert_ids_equal(got, expected)
+
+
+def test_gpt2_readme_token_counts(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
+    # the r50k_base counts listed in the data README (whole files, one call each)
+    counts = {
+        "en_ewt/en_ewt.train.txt": 238446,
+        "en_ewt/en_ewt.dev.txt": 30800,
+        "en_ewt/en_ewt.test.txt": 31658,
+        "corpora/multilingual/hi.txt": 561433,
+        "corpora/multilingual/emoji-test.txt": 356220,
+    }
+    for rel, n in counts.items():
+        assert len(gpt2.encode_ordinary(_read(data_dir / rel))) == n, rel
+
+
+# ------------------------------------------------------------------------------ GPT-2 vocabulary
+
+
+def test_gpt2_vocab_and_properties(
+    data_dir: Path, gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding
+) -> None:
+    ranks = oracles.load_ranks(data_dir / "tiktoken" / "r50k_base.tiktoken")
+    expected_vocab = {i: b for b, i in ranks.items()}
+    expected_vocab[50256] = EOT.encode()
+    assert gpt2.vocab == expected_vocab
+    assert gpt2.n_vocab == 50257 == gpt2_enc.n_vocab
+    assert gpt2.eot_token == 50256 == gpt2_enc.eot_token
+    assert gpt2.special_tokens == {EOT: 50256}
+    assert gpt2.special_tokens_set == {EOT} == gpt2_enc.special_tokens_set
+    merges = gpt2.merges
+    assert len(merges) == 50000
+    # merges.txt starts "Ġ t", "Ġ a", "h e" (GPT-2's byte alphabet: "Ġ" is a space)
+    assert merges[:3] == [(b" ", b"t"), (b" ", b"a"), (b"h", b"e")]
+    # every merge's concatenation is a token whose rank follows the merge order
+    assert all(ranks[a + b] == 256 + k for k, (a, b) in enumerate(merges))
+    for word, ids in [("Hello", [15496]), (" world", [995]), ("Hello world", [15496, 995])]:
+        assert gpt2.encode(word) == ids == gpt2_enc.encode(word)
+    for i in (0, 32, 255, 256, 15496, 50255, 50256):
+        assert gpt2.decode_single_token_bytes(i) == gpt2_enc.decode_single_token_bytes(i)
+    assert gpt2.decode_tokens_bytes([15496, 995]) == [b"Hello", b" world"]
+
+
+def test_gpt2_without_special_tokens(data_dir: Path, gpt2_enc: tiktoken.Encoding) -> None:
+    # vocab.json holds <|endoftext|> as id 50256, but it only becomes special when asked
+    tok = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt"
+    )
+    assert tok.n_vocab == 50257
+    assert tok.eot_token is None
+    assert tok.special_tokens == {}
+    assert tok.decode_single_token_bytes(50256) == EOT.encode()
+    # its text is ordinary text: "<", "|", "end", "oft", "ext", "|", ">"
+    assert tok.encode(EOT) == [27, 91, 437, 1659, 5239, 91, 29] == gpt2_enc.encode_ordinary(EOT)
+
+
+# ------------------------------------------------------------------------------ decoding
+
+
+def test_decode_split_multibyte(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding) -> None:
+    ids = gpt2.encode("😀")  # two tokens, the emoji's 4 bytes split 3 + 1
+    assert ids == gpt2_enc.encode("😀") == [47249, 222]
+    first = ids[:1]
+    assert gpt2.decode_bytes(first) == b"\xf0\x9f\x98"
+    assert gpt2.decode_single_token_bytes(ids[1]) == b"\x80"
+    with pytest.raises(UnicodeDecodeError):
+        gpt2.decode(first, errors="strict")
+    assert gpt2.decode(first) == "\ufffd" == gpt2_enc.decode(first)
+    assert gpt2.decode(first, errors="replace") == "\ufffd"
+    assert gpt2.decode(first, errors="ignore") == ""
+    assert gpt2.decode(ids, errors="strict") == "😀"
+    assert (
+        gpt2.decode([15496, 47249, 995])
+        == "Hello\ufffd world"
+        == gpt2_enc.decode([15496, 47249, 995])
+    )
+    assert gpt2.decode([]) == ""
+    assert gpt2.decode_bytes([]) == b""
+
+
+def test_decode_unknown_id(gpt2: bytepair.Tokenizer) -> None:
+    for bad in (50257, 10**6, -1):
+        with pytest.raises(KeyError, match=str(bad)):
+            gpt2.decode([15496, bad])
+        with pytest.raises(KeyError, match=str(bad)):
+            gpt2.decode_single_token_bytes(bad)
+
+
+# ------------------------------------------------------------------------------ hypothesis
+
+
+@given(any_text)
+def test_round_trip_and_tiktoken(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str
+) -> None:
+    ids = gpt2.encode(text, disallowed_special=())
+    assert ids == gpt2_enc.encode(text, disallowed_special=())
+    assert gpt2.encode_ordinary(text) == ids
+    assert gpt2.decode(ids) == text
+    assert gpt2.decode_bytes(ids) == text.encode("utf-8")
+
+
+def test_empty_string(gpt2: bytepair.Tokenizer) -> None:
+    assert gpt2.encode("") == []
+    assert gpt2.encode_ordinary("") == []
+    assert gpt2.encode("", allowed_special="all") == []
+    assert gpt2.encode_batch(["", "", "a"]) == [[], [], [64]]
+    assert gpt2.encode_ordinary_batch([]) == []
+    assert list(gpt2.encode_iterable([])) == []
+    assert list(gpt2.encode_iterable(["", ""])) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "like"),
+    [
+        ("\ud800", "\ufffd"),
+        ("\udfff", "\ufffd"),
+        ("a\udc00b", "a\ufffdb"),
+        ("\ud83d\ude00", "😀"),  # a surrogate pair written as two escapes
+        ("x\ud83d\ude00y", "x😀y"),
+        ("\ude00\ud83d", "\ufffd\ufffd"),  # wrong order: two lone surrogates
+        ("\ud83d\ud83d\ude00", "\ufffd😀"),
+        (" \ud800 \ud800\n", " \ufffd \ufffd\n"),
+    ],
+)
+def test_surrogates(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str, like: str
+) -> None:
+    expected = gpt2_enc.encode(like)
+    assert gpt2.encode(like) == expected
+    assert gpt2.encode(text) == expected
+    assert gpt2_enc.encode(text) == expected  # tiktoken's own rule
+    assert gpt2.encode_ordinary(text) == expected
+    assert gpt2.encode(text, allowed_special="all") == expected
+    assert gpt2.encode_batch([text, "a"]) == [expected, [64]]
+    assert gpt2.encode_batch([text], num_threads=1, allowed_special="all") == [expected]
+    assert gpt2.encode_ordinary_batch([text]) == [expected]
+    assert list(gpt2.encode_iterable([text])) == expected
+    assert gpt2.decode(expected) == like
+
+
+@given(st.lists(st.one_of(st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff"]), any_text)))
+def test_surrogates_property(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, parts: list[str]
+) -> None:
+    text = "".join(parts)
+    expected = gpt2_enc.encode(text, disallowed_special=())
+    assert gpt2.encode(text, disallowed_special=()) == expected
+    assert gpt2.encode_ordinary_batch([text]) == [expected]
+
+
+_rng = random.Random(20240510)
+LONG = {
+    "x": "x" * 100_000,
+    "spaces": " " * 100_000,
+    "newlines": "\n" * 100_000,
+    "letters": "".join(_rng.choice(string.ascii_letters) for _ in range(100_000)),
+    "lower": "".join(_rng.choice(string.ascii_lowercase) for _ in range(100_000)),
+    "digits": "".join(_rng.choice(string.digits) for _ in range(100_000)),
+    "punct": "".join(_rng.choice("!#$%&()*+,-./:;<=>?@[]^_`{|}~") for _ in range(50_000)),
+    "cjk": "".join(chr(_rng.randrange(0x4E00, 0xA000)) for _ in range(40_000)),
+    "x_space": "x" * 100_000 + " ",
+    "spaces_x": " " * 100_000 + "x",
+    "crlf": "\r\n" * 50_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG))
+def test_long_pretokens(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, name: str) -> None:
+    text = LONG[name]
+    ids = gpt2.encode(text)
+    assert_ids_equal(ids, gpt2_enc.encode(text))
+    assert gpt2.decode(ids) == text
+
+
+# ------------------------------------------------------------------------------ batch / iterable
+
+
+@pytest.fixture(scope="module")
+def ewt_lines(data_dir: Path) -> list[str]:
+    return _lines(_read(data_dir / "en_ewt" / "en_ewt.dev.txt"))
+
+
+@pytest.mark.parametrize("num_threads", [None, 1, 2, 8])
+def test_encode_batch_equals_encode(
+    gpt2: bytepair.Tokenizer, ewt_lines: list[str], num_threads: int | None
+) -> None:
+    texts = ewt_lines + [f"{EOT}{line}{EOT}" for line in ewt_lines[:50]] + ["", EOT, "\ud800"]
+    expected = [gpt2.encode(t, allowed_special="all") for t in texts]
+    assert gpt2.encode_batch(texts, num_threads=num_threads, allowed_special="all") == expected
+    assert gpt2.encode_batch(texts, num_threads=num_threads, disallowed_special=()) == [
+        gpt2.encode(t, disallowed_special=()) for t in texts
+    ]
+    assert gpt2.encode_ordinary_batch(texts, num_threads=num_threads) == [
+        gpt2.encode_ordinary(t) for t in texts
+    ]
+    with pytest.raises(ValueError, match="endoftext"):
+        gpt2.encode_batch(texts, num_threads=num_threads)
+    plain = [t for t in texts if EOT not in t]
+    assert gpt2.encode_batch(plain, num_threads=num_threads) == [gpt2.encode(t) for t in plain]
+
+
+def test_encode_batch_many_threads_is_cheap(gpt2: bytepair.Tokenizer) -> None:
+    # num_threads is an upper bound, as for tiktoken's thread pool: two texts need at most
+    # two threads, not a pool of 1500 started (and joined) for this call
+    t0 = time.perf_counter()
+    assert gpt2.encode_batch(["Hello", " world"], num_threads=1500) == [[15496], [995]]
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 0.5, f"encode_batch of 2 texts with num_threads=1500 took {elapsed:.2f}s"
+
+
+@given(st.lists(any_text, max_size=20), st.sampled_from([None, 1, 2]))
+def test_encode_batch_property(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, texts: list[str], threads: int | None
+) -> None:
+    expected = [gpt2_enc.encode(t, allowed_special="all") for t in texts]
+    assert gpt2.encode_batch(texts, num_threads=threads, allowed_special="all") == expected
+    assert gpt2.encode_batch(texts, allowed_special="all") == expected
+
+
+# pieces for streaming tests: cuts may land inside "\n\n\n" runs, CRLF, "\n/" and specials
+STREAM_ATOMS = [
+    "\n",
+    "\n\n\n",
+    "\r\n",
+    " \n",
+    "\n ",
+    "a\nb",
+    "\n/",
+    ".\n/x",
+    "!\n",
+    EOT,
+    f"{EOT}\n\n",
+]
+stream_text = (
+    st.lists(
+        st.one_of(st.sampled_from(STREAM_ATOMS), st.sampled_from(ATOMS), st.text(max_size=6)),
+        min_size=1,
+        max_size=60,
+    )
+    .map("".join)
+    .filter(bool)
+)
+# bytepair buffers 64K characters before it looks for a cut; this is comfortably more, so
+# every example below is cut at least once (the cut points depend on the chunking)
+STREAM_MIN_CHARS = 150_000
+TRICKY = "\n\r<|>/\u3000"
+
+
+def _chunkings(data: st.DataObject, text: str, period: int | None = None) -> list[str]:
+    """Cuts ``text`` at hypothesis-chosen points, many inside newline runs and specials.
+
+    ``period``: ``text`` repeats with this period, so the tricky offsets found in its
+    first period recur in every later one.
+    """
+    n = len(text)
+    head = text[: (period or n) + 1]
+    tricky = [i for i in range(1, len(head)) if head[i - 1] in TRICKY or head[i] in TRICKY]
+    points = data.draw(st.lists(st.integers(0, n), max_size=30), label="cuts")
+    step = data.draw(st.integers(300, 20_000), label="regular cuts every")
+    if step:
+        points += range(step, n, step)
+    if tricky:
+        reps = n // period if period else 1
+        offsets = st.tuples(st.integers(0, max(0, reps - 1)), st.sampled_from(tricky))
+        for rep, off in data.draw(st.lists(offsets, max_size=60), label="tricky cuts"):
+            points.append(min(n, rep * (period or 0) + off))
+    points = sorted(set(points))
+    return [text[a:b] for a, b in zip([0, *points], [*points, n])]
+
+
+# one period of a long streamed text: always holds a newline bytepair may cut after
+stream_unit = st.tuples(
+    stream_text, st.sampled_from(["a\nb", ".\nX", "😀\n日", "x\n'"]), stream_text
+).map("".join)
+
+
+@settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    max_examples=max(10, settings.default.max_examples // 4),
+)
+@given(stream_unit, st.data())
+def test_encode_iterable_random_chunks(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, unit: str, data: st.DataObject
+) -> None:
+    text = unit * (STREAM_MIN_CHARS // len(unit) + 1)
+    chunks = _chunkings(data, text, period=len(unit))
+    if data.draw(st.booleans(), label="allow specials"):
+        expected = gpt2_enc.encode(text, allowed_special="all")
+        got = list(gpt2.encode_iterable(chunks, allowed_special="all"))
+    else:
+        expected = gpt2_enc.encode(text, disallowed_special=())
+        got = list(gpt2.encode_iterable(iter(chunks), disallowed_special=()))
+    assert got == expected
+
+
+@given(stream_text, st.data())
+def test_encode_iterable_short_random_chunks(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str, data: st.DataObject
+) -> None:
+    chunks = _chunkings(data, text)
+    expected = gpt2_enc.encode(text, allowed_special="all")
+    assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == expected
+
+
+@given(stream_text, st.data())
+def test_encode_iterable_tiny_buffer(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str, data: st.DataObject
+) -> None:
+    # white-box: shrink the streaming buffer (if the module has one) so short texts are cut
+    # after almost every chunk; the ids must still be those of one call
+    chunks = _chunkings(data, text)
+    with mock.patch.object(bytepair.tokenizer, "_STREAM_CHUNK", 4, create=True):
+        got = list(gpt2.encode_iterable(chunks, allowed_special="all"))
+        ordinary = list(gpt2.encode_iterable(chunks, disallowed_special=()))
+    assert got == gpt2_enc.encode(text, allowed_special="all")
+    assert ordinary == gpt2_enc.encode_ordinary(text)
+
+
+def test_encode_iterable_single_chars(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
+    text = _read(data_dir / "cs336" / "corpus.en")
+    text = (text + EOT + "\n\n\n") * 2
+    got = list(gpt2.encode_iterable(iter(text), allowed_special="all"))
+    assert_ids_equal(got, gpt2.encode(text, allowed_special="all"))
+
+
+def test_encode_iterable_is_lazy_and_raises(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
+    # ids of the first megabyte come out before the generator reaches a disallowed special
+    text = _read(data_dir / "en_ewt" / "en_ewt.train.txt")
+    consumed = []
+
+    def lines():
+        for line in _lines(text):
+            consumed.append(line)
+            yield line
+        yield f"tail {EOT}\n"
+
+    it = gpt2.encode_iterable(lines())
+    first = [next(it) for _ in range(10)]
+    assert first == gpt2.encode(text)[:10]
+    assert len(consumed) < len(_lines(text))
+    with pytest.raises(ValueError, match="endoftext"):
+        list(it)
+
+
+def test_encode_iterable_newline_free_stream_is_linear(
+    data_dir: Path, gpt2: bytepair.Tokenizer
+) -> None:
+    # a stream without newlines (say one long JSON line) in small chunks: the whole text
+    # must not be re-joined and re-searched for every chunk (quadratic time)
+    text = _read(data_dir / "corpora" / "english_gutenberg.txt")[:1_500_000].replace("\n", " ")
+    chunks = [text[i : i + 300] for i in range(0, len(text), 300)]
+    t0 = time.perf_counter()
+    expected = gpt2.encode(text)
+    t_whole = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    got = list(gpt2.encode_iterable(chunks))
+    t_stream = time.perf_counter() - t0
+    assert got == expected
+    assert t_stream < 5 * t_whole + 0.5, f"stream {t_stream:.2f}s vs one call {t_whole:.2f}s"
+
+
+# ------------------------------------------------------------------------------ trained tokenizers
+
+TRAINED = [
+    ("cs336/corpus.en", 500, "gpt2"),
+    ("cs336/corpus.en", 1000, "gpt2"),
+    ("cs336/tinystories_sample.txt", 500, "gpt2"),
+    ("cs336/tinystories_sample.txt", 1000, "gpt2"),
+    ("cs336/corpus.en", 1000, "cl100k"),
+    ("cs336/corpus.en", 1000, "o200k"),
+]
+
+
+class Trained:
+    """A trained tokenizer with its two oracles."""
+
+    def __init__(self, data_dir: Path, rel: str, vocab_size: int, pattern: str) -> None:
+        self.label = f"{rel}@{vocab_size}/{pattern}"
+        self.text = _read(data_dir / rel)
+        self.tok = bytepair.train(data_dir / rel, vocab_size, special_tokens=[EOT], pattern=pattern)
+        self.ref = ReferenceTokenizer(self.tok.vocab, self.tok.merges, [EOT], pattern)
+        self.enc = oracles.from_tokenizer(self.tok, self.label)
+
+
+@pytest.fixture(scope="module")
+def trained(data_dir: Path) -> list[Trained]:
+    return [Trained(data_dir, *args) for args in TRAINED]
+
+
+def test_trained_shapes(trained: list[Trained]) -> None:
+    for t, (_, vocab_size, pattern) in zip(trained, TRAINED):
+        assert t.tok.special_tokens == {EOT: 256}
+        assert t.tok.eot_token == 256
+        assert t.tok.pattern == PATTERNS[pattern]
+        vocab = t.tok.vocab
+        # ids: 256 bytes, the special token, then one per merge in learned order
+        assert t.tok.n_vocab == len(vocab) == 257 + len(t.tok.merges) <= vocab_size
+        assert all(vocab[257 + k] == a + b for k, (a, b) in enumerate(t.tok.merges))
+    # tinystories_sample runs out of pairs before 1000 tokens; corpus.en does not
+    assert [t.tok.n_vocab for t in trained[:3]] == [500, 1000, 500]
+    assert trained[3].tok.n_vocab < 1000
+
+
+@pytest.mark.parametrize("k", range(len(TRAINED)), ids=[f"{r}@{v}/{p}" for r, v, p in TRAINED])
+def test_trained_corpus_equals_oracles(trained: list[Trained], k: int) -> None:
+    t = trained[k]
+    lines = _lines(t.text)
+    got = t.tok.encode_batch(lines, allowed_special="all")
+    assert_all_equal(got, [t.ref.encode(line, "all") for line in lines], lines)
+    assert_all_equal(got, [t.enc.encode(line, allowed_special="all") for line in lines], lines)
+    whole = t.tok.encode(t.text, allowed_special="all")
+    assert_ids_equal(whole, t.ref.encode(t.text, "all"))
+    assert_ids_equal(whole, t.enc.encode(t.text, allowed_special="all"))
+    assert t.tok.decode(whole) == t.text
+    ordinary = t.tok.encode_ordinary(t.text)
+    assert_ids_equal(ordinary, t.ref.encode_ordinary(t.text))
+    assert_ids_equal(ordinary, t.enc.encode_ordinary(t.text))
+
+
+@settings(deadline=None)
+@given(any_text)
+def test_trained_hypothesis_equals_oracles(trained: list[Trained], text: str) -> None:
+    for t in trained:
+        ids = t.tok.encode(text, allowed_special="all")
+        assert ids == t.ref.encode(text, "all"), t.label
+        assert ids == t.enc.encode(text, allowed_special="all"), t.label
+        assert t.tok.encode_ordinary(text) == t.enc.encode_ordinary(text), t.label
+        assert t.tok.decode(ids) == text, t.label

@@ -1,0 +1,505 @@
+"""Special tokens: the allowed / disallowed policy, overlapping tokens, and training.
+
+The policy is tiktoken's (DESIGN.md §2), so the GPT-2 tests compare every outcome, ids or
+``ValueError``, with a tiktoken ``Encoding`` built from the same ranks and special tokens.
+
+Where special tokens overlap (``<|a|>`` and ``<|a|>b``), tiktoken is no oracle: its matcher is
+an alternation over a hash map's keys, so which token wins changes from one process to the
+next. DESIGN.md fixes the rule instead: leftmost match, and the longest token where several
+start at one position, whatever the registration order. Those tests use
+``bytepair.reference`` (which implements that rule) and values worked out by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from unittest import mock
+
+import oracles
+import pytest
+import tiktoken
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bytepair
+import bytepair.tokenizer
+from bytepair.reference import ReferenceTokenizer, split_special
+from bytepair.reference import train_bpe as reference_train_bpe
+
+EOT = "<|endoftext|>"
+PAD = "<|pad|>"
+EOT2 = EOT + EOT
+A = "<|a|>"
+AB = "<|a|>b"
+BYTES = {i: bytes([i]) for i in range(256)}
+
+# pieces that put special tokens at the start, the end, back to back and repeated, next to
+# their own fragments ("<|endoftext" without "|>", "|>" alone)
+special_text = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [EOT, PAD, EOT, "<|", "|>", "<|endoftext", "endoftext|>", "<|pad|", "<", "|"]
+        ),
+        st.sampled_from([" ", "\n", "\n\n", "a", "Hello", " world", "😀", "日本", "'s", "!"]),
+        st.text(max_size=3),
+    ),
+    max_size=25,
+).map("".join)
+
+
+@pytest.fixture(scope="module")
+def gpt2(data_dir: Path) -> bytepair.Tokenizer:
+    # <|endoftext|> keeps its vocab.json id 50256; <|pad|> is new, so it gets 50257
+    return bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json",
+        data_dir / "gpt2" / "merges.txt",
+        special_tokens=[EOT, PAD],
+    )
+
+
+@pytest.fixture(scope="module")
+def gpt2_enc(data_dir: Path) -> tiktoken.Encoding:
+    return oracles.tiktoken_with_specials(data_dir, {EOT: 50256, PAD: 50257})
+
+
+def outcome(fn: Callable[..., list], *args: object, **kwargs: object) -> list | tuple[str, str]:
+    """``fn(*args, **kwargs)``, or ("ValueError", the special token its message names)."""
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as e:
+        named = re.findall(r"'(<\|[^']*)'", str(e))
+        return ("ValueError", named[0] if named else str(e))
+
+
+def test_gpt2_special_ids(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding) -> None:
+    assert gpt2.special_tokens == {EOT: 50256, PAD: 50257}
+    assert gpt2.special_tokens_set == {EOT, PAD} == gpt2_enc.special_tokens_set
+    assert gpt2.eot_token == 50256 == gpt2_enc.eot_token
+    assert gpt2.n_vocab == 50258 == gpt2_enc.n_vocab
+    assert gpt2.decode_single_token_bytes(50257) == PAD.encode()
+    assert gpt2.decode([15496, 50256, 50257]) == f"Hello{EOT}{PAD}"
+
+
+def test_default_raises_naming_the_token(gpt2: bytepair.Tokenizer) -> None:
+    for text, token in [
+        (EOT, EOT),
+        (f"Hello{EOT}", EOT),
+        (f"{PAD} world", PAD),
+        (f"a {PAD}{EOT}", PAD),  # the leftmost one is named
+        (f"x{EOT}y{PAD}z", EOT),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(repr(token))):
+            gpt2.encode(text)
+        with pytest.raises(ValueError, match=re.escape(repr(token))):
+            gpt2.encode_batch(["fine", text])
+        with pytest.raises(ValueError, match=re.escape(repr(token))):
+            list(gpt2.encode_iterable([text]))
+    # a special token's fragments are ordinary text
+    assert gpt2.encode("<|endoftext") == [27, 91, 437, 1659, 5239]
+    assert gpt2.encode_ordinary(EOT) == [27, 91, 437, 1659, 5239, 91, 29]
+
+
+def _stream(tok: bytepair.Tokenizer, chunks: list[str], **kw: object) -> list[int]:
+    return list(tok.encode_iterable(chunks, **kw))
+
+
+POLICIES = [
+    (frozenset(), "all"),
+    ("all", "all"),
+    ({EOT}, "all"),
+    ({PAD}, "all"),
+    ({EOT}, ()),
+    ({PAD}, ()),
+    (frozenset(), ()),
+    ("all", ()),
+    (frozenset(), {EOT}),
+    (frozenset(), [PAD]),
+    ({PAD}, frozenset({EOT})),
+    ({EOT}, {EOT}),  # allowed and disallowed: tiktoken checks disallowed first
+    ({EOT, PAD}, ()),
+]
+POLICY_IDS = [f"allowed={a}-disallowed={d}" for a, d in POLICIES]
+
+FIXED = [
+    "",
+    EOT,
+    PAD,
+    EOT * 3,
+    EOT + PAD + EOT,
+    f"{EOT}Hello",
+    f"Hello{EOT}",
+    f"Hello {EOT} world {PAD}",
+    f"{EOT}\n\n",
+    f"{EOT}\n\ntesting!",
+    f" {EOT} ",
+    f"<|{EOT}|>",
+    f"<|endoftext{EOT}",
+    f"<|endoftext|{PAD}>",
+    f"😀{EOT}😀",
+    "no specials at all",
+]
+
+
+@pytest.mark.parametrize(("allowed", "disallowed"), POLICIES, ids=POLICY_IDS)
+def test_policies_equal_tiktoken_fixed(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, allowed, disallowed
+) -> None:
+    for text in FIXED:
+        kw = {"allowed_special": allowed, "disallowed_special": disallowed}
+        expected = outcome(gpt2_enc.encode, text, **kw)
+        assert outcome(gpt2.encode, text, **kw) == expected, text
+        assert outcome(_stream, gpt2, [text], **kw) == expected, text
+        batch = outcome(gpt2.encode_batch, [text, "x"], **kw)
+        assert batch == (expected if isinstance(expected, tuple) else [expected, [87]]), text
+
+
+@given(special_text, st.sampled_from(POLICIES))
+def test_policies_equal_tiktoken(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str, policy
+) -> None:
+    allowed, disallowed = policy
+    kw = {"allowed_special": allowed, "disallowed_special": disallowed}
+    expected = outcome(gpt2_enc.encode, text, **kw)
+    assert outcome(gpt2.encode, text, **kw) == expected
+    assert outcome(gpt2.encode_batch, [text], num_threads=2, **kw) == (
+        expected if isinstance(expected, tuple) else [expected]
+    )
+
+
+@given(special_text)
+def test_all_and_ordinary(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str) -> None:
+    ids = gpt2.encode(text, allowed_special="all")
+    assert ids == gpt2_enc.encode(text, allowed_special="all")
+    assert ids.count(50256) == text.count(EOT)
+    assert ids.count(50257) == text.count(PAD)
+    assert gpt2.decode(ids) == text
+    ordinary = gpt2.encode(text, disallowed_special=())
+    assert ordinary == gpt2.encode_ordinary(text) == gpt2_enc.encode_ordinary(text)
+    assert 50256 not in ordinary and 50257 not in ordinary
+    assert gpt2.decode(ordinary) == text
+
+
+def test_allowed_subset(gpt2: bytepair.Tokenizer) -> None:
+    text = f"a{EOT}b{PAD}c"
+    # <|pad|> is neither allowed nor explicitly permitted: raises, naming it
+    with pytest.raises(ValueError, match=re.escape(repr(PAD))):
+        gpt2.encode(text, allowed_special={EOT})
+    pad_as_text = gpt2.encode_ordinary(PAD)
+    assert gpt2.encode(text, allowed_special={EOT}, disallowed_special=()) == (
+        [64, 50256, 65] + pad_as_text + [66]
+    )
+    eot_as_text = gpt2.encode_ordinary(EOT)
+    assert gpt2.encode(text, allowed_special={PAD}, disallowed_special=()) == (
+        [64] + eot_as_text + [65, 50257, 66]
+    )
+    # allowed_special takes any collection of names, as a set or frozenset or list
+    for allowed in ({EOT, PAD}, frozenset({EOT, PAD}), [EOT, PAD], "all"):
+        assert gpt2.encode(text, allowed_special=allowed) == [64, 50256, 65, 50257, 66]
+
+
+def test_unknown_names_raise(gpt2: bytepair.Tokenizer) -> None:
+    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
+        gpt2.encode("hello", allowed_special={"<|nope|>"})
+    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
+        gpt2.encode("hello", allowed_special={EOT, "<|nope|>"})
+    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
+        gpt2.encode_batch(["hello"], allowed_special={"<|nope|>"})
+    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
+        list(gpt2.encode_iterable(["hello"], allowed_special={"<|nope|>"}))
+    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
+        gpt2.encode("hello", disallowed_special={"<|nope|>"})
+    # a bare string is not a set of names (it would be a set of characters)
+    with pytest.raises(ValueError):
+        gpt2.encode("hello", allowed_special=EOT)
+
+
+def test_no_special_tokens() -> None:
+    tok = bytepair.Tokenizer(BYTES, [])
+    assert tok.special_tokens == {}
+    assert tok.special_tokens_set == set()
+    assert tok.eot_token is None
+    assert tok.n_vocab == 256
+    assert tok.encode(EOT) == list(EOT.encode())
+    assert tok.encode(EOT, allowed_special="all") == list(EOT.encode())
+    with pytest.raises(ValueError, match=re.escape(EOT)):
+        tok.encode(EOT, allowed_special={EOT})
+
+
+def test_eot_token_only_for_endoftext() -> None:
+    tok = bytepair.Tokenizer(BYTES, [], special_tokens=[PAD, EOT])
+    assert tok.special_tokens == {PAD: 256, EOT: 257}
+    assert tok.eot_token == 257
+    tok = bytepair.Tokenizer(BYTES, [], special_tokens=[PAD])
+    assert tok.eot_token is None
+    assert tok.special_tokens_set == {PAD}
+
+
+# special tokens that are regex syntax, non-ASCII, whitespace or newlines: matched as literal
+# text. None overlaps another, so tiktoken is an oracle here too.
+ODD = ["((", ".*", "\\\\", "[x]", "$$", "😀", "<|日本|>", "\n\n", "  ", "a|b", "^^", "(?i)A"]
+odd_text = st.lists(
+    st.one_of(st.sampled_from(ODD), st.sampled_from(["(", "$", "a", "b", "|", "\n", " ", "A"])),
+    max_size=25,
+).map("".join)
+
+
+@pytest.fixture(scope="module")
+def odd() -> tuple[bytepair.Tokenizer, ReferenceTokenizer, tiktoken.Encoding]:
+    tok = bytepair.Tokenizer(BYTES, [], special_tokens=ODD)
+    ref = ReferenceTokenizer(tok.vocab, [], special_tokens=ODD)
+    return tok, ref, oracles.from_tokenizer(tok, "odd")
+
+
+def test_odd_special_tokens_examples(odd) -> None:
+    tok, _, _ = odd
+    s = tok.special_tokens
+    assert list(s.values()) == list(range(256, 256 + len(ODD)))
+    assert tok.encode("a.*b", allowed_special="all") == [97, s[".*"], 98]
+    assert tok.encode("(((", allowed_special="all") == [s["(("], 40]
+    assert tok.encode("(?i)a(?i)A", allowed_special="all") == [*b"(?i)a", s["(?i)A"]]
+    assert tok.encode("\n\n\n", allowed_special="all") == [s["\n\n"], 10]
+    assert tok.encode("a|bb", allowed_special={"a|b"}) == [s["a|b"], 98]
+    with pytest.raises(ValueError, match=re.escape(repr("😀"))):
+        tok.encode("x😀")
+
+
+@given(odd_text, st.sampled_from(["all", {"$$"}, {"\n\n", "  "}, {"(?i)A", ".*"}]))
+def test_odd_special_tokens(odd, text: str, allowed) -> None:
+    tok, ref, enc = odd
+    ids = tok.encode(text, allowed_special=allowed, disallowed_special=())
+    assert ids == ref.encode(text, allowed)
+    assert ids == enc.encode(text, allowed_special=allowed, disallowed_special=())
+    assert tok.decode(ids) == text
+    # the default policy: raises exactly when tiktoken raises
+    raised = isinstance(outcome(tok.encode, text, allowed_special=allowed), tuple)
+    assert raised == isinstance(outcome(enc.encode, text, allowed_special=allowed), tuple)
+
+
+# ------------------------------------------------------------------------------ overlapping
+
+
+ORDERS = [
+    [A, AB, EOT, EOT2],
+    [AB, A, EOT2, EOT],
+    [EOT2, A, EOT, AB],
+]
+
+
+@pytest.fixture(
+    scope="module", params=range(len(ORDERS)), ids=["short-first", "long-first", "mixed"]
+)
+def overlapping(request) -> tuple[bytepair.Tokenizer, ReferenceTokenizer]:
+    order = ORDERS[request.param]
+    tok = bytepair.Tokenizer(BYTES, [], special_tokens=order)
+    ref = ReferenceTokenizer(tok.vocab, [], special_tokens=order)
+    return tok, ref
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        (AB, [AB]),
+        (A, [A]),
+        (A + A, [A, A]),
+        (A + AB, [A, AB]),
+        (AB + "b", [AB, "b"]),
+        ("x" + A + "bb" + A, ["x", AB, "b", A]),
+        (EOT, [EOT]),
+        (EOT2, [EOT2]),
+        (EOT * 3, [EOT2, EOT]),
+        (EOT * 4, [EOT2, EOT2]),
+        (EOT * 5, [EOT2, EOT2, EOT]),
+        ("<|a" + A + "b", ["<", "|", "a", AB]),
+        ("<|endoftext|" + EOT2, [*"<|endoftext|", EOT2]),
+    ],
+)
+def test_longest_special_wins(overlapping, text: str, pieces: list[str]) -> None:
+    tok, ref = overlapping
+    specials = tok.special_tokens
+    expected = [specials[p] if p in specials else ord(p) for p in pieces]
+    assert tok.encode(text, allowed_special="all") == expected
+    assert ref.encode(text, "all") == expected
+    assert tok.encode_batch([text, text], allowed_special="all") == [expected, expected]
+    assert list(tok.encode_iterable(list(text), allowed_special="all")) == expected
+    assert tok.decode(expected) == text
+
+
+def test_leftmost_special_wins() -> None:
+    # "ab" starts first, so it wins over the longer "bcd" that overlaps it
+    for order in (["ab", "bcd"], ["bcd", "ab"]):
+        tok = bytepair.Tokenizer(BYTES, [], special_tokens=order)
+        ab, bcd = tok.special_tokens["ab"], tok.special_tokens["bcd"]
+        assert tok.encode("abcd", allowed_special="all") == [ab, 99, 100]
+        assert tok.encode("xbcdab", allowed_special="all") == [120, bcd, ab]
+        # only "bcd" allowed: "ab" is ordinary text, and "bcd" matches
+        assert tok.encode("abcd", allowed_special={"bcd"}, disallowed_special=()) == [97, bcd]
+
+
+def test_overlapping_subsets(overlapping) -> None:
+    tok, ref = overlapping
+    s = tok.special_tokens
+    # only the short one allowed: "<|a|>b" is not matched, so <|a|> then "b"
+    assert tok.encode(AB, allowed_special={A}, disallowed_special=()) == [s[A], 98]
+    # only the long one allowed: a bare <|a|> is ordinary text
+    assert tok.encode(AB + A, allowed_special={AB}, disallowed_special=()) == (
+        [s[AB]] + list(A.encode())
+    )
+    # as tiktoken: the disallowed check scans the whole text, so a disallowed <|a|> inside an
+    # allowed <|a|>b still raises
+    with pytest.raises(ValueError, match=re.escape(repr(A))):
+        tok.encode(AB, allowed_special={AB})
+    with pytest.raises(ValueError, match=re.escape(repr(AB))):
+        tok.encode(AB, allowed_special={A})
+    for allowed in ({A}, {AB}, {EOT}, {EOT2}, {A, EOT2}, {AB, EOT}):
+        for text in (AB + A + EOT * 3, "x" + A + "b" + EOT2, A + "bb" + EOT + "<|a|"):
+            got = tok.encode(text, allowed_special=allowed, disallowed_special=())
+            assert got == ref.encode(text, allowed), (allowed, text)
+
+
+overlap_text = st.lists(
+    st.sampled_from([A, AB, EOT, EOT2, "<|", "|>", "a", "b", "<|a", "|>b", "x", " ", "\n"]),
+    max_size=30,
+).map("".join)
+
+
+@given(overlap_text)
+def test_overlapping_equals_reference_any_order(text: str) -> None:
+    pieces = None
+    for order in ORDERS:
+        tok = _overlap_tok(tuple(order))
+        ids = tok.encode(text, allowed_special="all")
+        ref = ReferenceTokenizer(tok.vocab, [], special_tokens=order)
+        assert ids == ref.encode(text, "all")
+        assert tok.decode(ids) == text
+        # the same split into tokens whatever the registration order
+        got = tok.decode_tokens_bytes(ids)
+        assert pieces is None or got == pieces
+        pieces = got
+    # no merges: each special is one token, everything else one token per byte
+    expected = []
+    for span, is_special in split_special(text, [A, AB, EOT, EOT2]):
+        expected += [span.encode()] if is_special else [bytes([b]) for b in span.encode()]
+    assert pieces == expected
+
+
+_OVERLAP_CACHE: dict[tuple[str, ...], bytepair.Tokenizer] = {}
+
+
+def _overlap_tok(order: tuple[str, ...]) -> bytepair.Tokenizer:
+    if order not in _OVERLAP_CACHE:
+        _OVERLAP_CACHE[order] = bytepair.Tokenizer(BYTES, [], special_tokens=order)
+    return _OVERLAP_CACHE[order]
+
+
+# ------------------------------------------------------------------------------ streaming
+
+
+def test_encode_iterable_special_cut_at_chunk_boundary() -> None:
+    # a special token that contains another one: the stream must not cut before the inner
+    # one while the outer one is still incomplete at the end of the buffer
+    outer = "<|a|>xx<|a|>yy"
+    tok = bytepair.Tokenizer(BYTES, [], special_tokens=[A, outer])
+    text = "q" * 70_000 + outer + "z"
+    expected = [113] * 70_000 + [tok.special_tokens[outer], 122]
+    assert tok.encode(text, allowed_special="all") == expected
+    split = len(text) - len("yyz")
+    got = list(tok.encode_iterable([text[:split], text[split:]], allowed_special="all"))
+    assert got == expected
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=25)
+@given(overlap_text.filter(bool), st.data())
+def test_encode_iterable_overlapping_random_chunks(text: str, data: st.DataObject) -> None:
+    tok = _overlap_tok(tuple(ORDERS[0]))
+    long_text = text * (80_000 // len(text) + 1)
+    points = sorted(set(data.draw(st.lists(st.integers(0, len(long_text)), max_size=40))))
+    chunks = [long_text[a:b] for a, b in zip([0, *points], [*points, len(long_text)])]
+    expected = tok.encode(long_text, allowed_special="all")
+    assert list(tok.encode_iterable(chunks, allowed_special="all")) == expected
+
+
+NESTED = [A, AB, EOT, EOT2, "<|a|>xx<|a|>yy"]  # the last holds <|a|> inside it
+nested_text = st.lists(
+    st.sampled_from([*NESTED, "<|a|>xx", "<|a|>yy", "xx", "yy", "<|a", "|>", "a\nb", "\n"]),
+    max_size=20,
+).map("".join)
+
+
+@given(nested_text, st.data())
+def test_encode_iterable_tiny_buffer_specials(text: str, data: st.DataObject) -> None:
+    # white-box: shrink the streaming buffer (if the module has one) so that short texts are
+    # cut after almost every chunk, right before special tokens
+    tok = _overlap_tok(tuple(NESTED))
+    points = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=20))))
+    chunks = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+    expected = tok.encode(text, allowed_special="all")
+    assert expected == ReferenceTokenizer(tok.vocab, [], NESTED).encode(text, "all")
+    with mock.patch.object(bytepair.tokenizer, "_STREAM_CHUNK", 4, create=True):
+        got = list(tok.encode_iterable(chunks, allowed_special="all"))
+    assert got == expected
+
+
+# ------------------------------------------------------------------------------ training
+
+
+def test_trained_special_ids_and_no_cross_merges() -> None:
+    # every ordinary span is one character, so there is no pair to merge: had training
+    # deleted the specials and joined the spans, "xy" would be merged; had it counted their
+    # text, "<|" and friends would be
+    text = f"x{EOT}y{PAD}" * 50
+    tok = bytepair.train(iter([text]), 300, special_tokens=[EOT, PAD])
+    assert tok.special_tokens == {EOT: 256, PAD: 257}
+    assert tok.merges == []
+    assert tok.n_vocab == 258
+    assert tok.encode(text, allowed_special="all")[:4] == [120, 256, 121, 257]
+
+
+def test_trained_tinystories_specials(data_dir: Path) -> None:
+    path = data_dir / "cs336" / "tinystories_sample.txt"
+    text = path.read_text(encoding="utf-8")
+    specials = [EOT, PAD, "<|a|>"]
+    tok = bytepair.train(path, 600, special_tokens=specials)
+    assert tok.special_tokens == {EOT: 256, PAD: 257, "<|a|>": 258}
+    vocab = tok.vocab
+    assert [vocab[i] for i in (256, 257, 258)] == [s.encode() for s in specials]
+    # no learned token holds special-token text or spans one
+    assert text.count(EOT) == 5
+    for i in range(259, tok.n_vocab):
+        assert b"<|" not in vocab[i] and b"|>" not in vocab[i], vocab[i]
+    # the same merges as the reference, which cuts special tokens out before counting
+    ref_vocab, ref_merges = reference_train_bpe(text, 600, special_tokens=specials)
+    assert tok.merges == ref_merges
+    assert vocab == ref_vocab
+    ids = tok.encode(text, allowed_special="all")
+    assert ids.count(256) == text.count(EOT)
+    ref = ReferenceTokenizer(ref_vocab, ref_merges, special_tokens=specials)
+    assert ids == ref.encode(text, "all")
+    # the tokens between two <|endoftext|> are the encoding of that document alone
+    docs = text.split(EOT)
+    assert ids == _join_with([tok.encode_ordinary(d) for d in docs], 256)
+    with pytest.raises(ValueError, match=re.escape(repr(EOT))):
+        tok.encode(text)
+
+
+def _join_with(parts: list[list[int]], sep: int) -> list[int]:
+    out: list[int] = []
+    for k, p in enumerate(parts):
+        if k:
+            out.append(sep)
+        out.extend(p)
+    return out
+
+
+def test_special_token_already_in_vocab_keeps_id(data_dir: Path) -> None:
+    # GPT-2's vocab.json has <|endoftext|> as an ordinary entry (50256): it keeps that id and
+    # the new <|pad|> goes after the largest id; a special listed twice counts once
+    tok = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json",
+        data_dir / "gpt2" / "merges.txt",
+        special_tokens=[PAD, EOT, PAD],
+    )
+    assert tok.special_tokens == {PAD: 50257, EOT: 50256}
+    assert tok.decode([50257, 50256]) == PAD + EOT
+    assert tok.encode(PAD + EOT, allowed_special="all") == [50257, 50256]
