@@ -449,8 +449,6 @@ class Tokenizer:
         )
 
 
-
-
 _PRESET_NAMES = {
     "gpt2": _core.GPT2_PATTERN,
     "r50k": _core.GPT2_PATTERN,
