@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 from . import _core
 
@@ -59,12 +59,35 @@ class Tokenizer:
         pattern: str = "gpt2",
     ) -> None:
         vocab = {_check_id(i): bytes(b) for i, b in vocab.items()}
-        specials: dict[str, int] = {}
         by_bytes: dict[bytes, int] = {}
         for i, b in sorted(vocab.items()):
             by_bytes.setdefault(b, i)
+        # A special token already in the vocabulary keeps its id; others get new ids after
+        # the largest, in the order given (CS336's Tokenizer).
+        specials: dict[str, int] = {}
         next_id = max(vocab, default=-1) + 1
+        for s in special_tokens or ():
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+            if s in specials:
+                continue
+            b = s.encode("utf-8")
+            known = by_bytes.get(b)
+            if known is None:
+                known, next_id = _check_id(next_id), next_id + 1
+                vocab[known] = b
+            specials[s] = known
+        self._build(vocab, merges, specials, pattern)
 
+    def _build(
+        self,
+        vocab: dict[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        specials: dict[str, int],
+        pattern: str,
+    ) -> None:
+        """Checks the merges against the vocabulary and builds the core encoder."""
+        by_bytes = set(vocab.values())
         # rank of a token = index of the first merge that makes it (tiktoken's rank rule)
         ranks: dict[bytes, int] = {}
         for rank, (left, right) in enumerate(merges):
@@ -76,32 +99,26 @@ class Tokenizer:
                         "which is not in the vocabulary"
                     )
             ranks.setdefault(left + right, rank)
-
-        # A special token already in the vocabulary keeps its id. If that token is also an
-        # ordinary one (a single byte, or made by a merge) it stays usable as ordinary text;
-        # if nothing makes it (GPT-2's <|endoftext|>), it is only special, as in tiktoken.
-        special_only: set[int] = set()
-        for s in special_tokens or ():
-            if not isinstance(s, str) or not s:
-                raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
-            if s in specials:
-                continue
-            b = s.encode("utf-8")
-            known = by_bytes.get(b)
-            if known is None:
-                known, next_id = next_id, next_id + 1
-                vocab[known] = b
-                _check_id(known)
-            if len(b) > 1 and b not in ranks:
-                special_only.add(known)
-            specials[s] = known
+        # A special token that is also an ordinary token (a single byte, or made by a merge)
+        # stays usable as ordinary text; one that nothing makes (GPT-2's <|endoftext|>) is
+        # only special, as in tiktoken.
+        special_only = {
+            i for s, i in specials.items() if len(vocab[i]) > 1 and vocab[i] not in ranks
+        }
         tokens = [(b, i, ranks.get(b)) for i, b in vocab.items() if i not in special_only]
-        self._init(
-            tokens,
-            specials,
-            pattern,
-            [(bytes(a), bytes(b)) for a, b in merges],
-        )
+        self._init(tokens, specials, pattern, [(bytes(a), bytes(b)) for a, b in merges])
+
+    def __getstate__(self) -> dict[str, object]:
+        # pickling (multiprocessing) carries the vocabulary, merges, specials and pattern
+        return {
+            "vocab": dict(self._core.tokens()),
+            "merges": self._merges,
+            "special_tokens": self._special_tokens,
+            "pattern": self._pattern_name,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._build(state["vocab"], state["merges"], state["special_tokens"], state["pattern"])
 
     def _init(
         self,

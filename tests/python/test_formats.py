@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import tempfile
 from pathlib import Path
@@ -356,3 +357,22 @@ def test_save_replaces_existing_file(trained, sample: str, tmp_path: Path) -> No
     trained["cjk"].save(path)
     assert_identical(trained["cjk"], bytepair.load(path), sample.replace("<|pad|>", ""))
     assert os.listdir(tmp_path) == ["tok.json"]
+
+
+@pytest.mark.parametrize("name", ["specials", "o200k", "custom", "cjk"])
+def test_pickle_round_trip(trained, name: str, sample: str) -> None:
+    # multiprocessing pickles tokenizers: the copy must be the same tokenizer
+    tok = trained[name]
+    copy = pickle.loads(pickle.dumps(tok))
+    assert_identical(tok, copy, sample)
+
+
+def test_pickle_gpt2_keeps_special_only_token(gpt2_files) -> None:
+    vocab_json, merges_txt = gpt2_files
+    tok = bytepair.Tokenizer.from_files(vocab_json, merges_txt, special_tokens=["<|endoftext|>"])
+    copy = pickle.loads(pickle.dumps(tok))
+    text = "Hello<|endoftext|> world"
+    # GPT-2's ids, worked out with tiktoken's r50k: Hello=15496, eot=50256, " world"=995
+    assert copy.encode(text, allowed_special="all") == [15496, 50256, 995]
+    assert copy.encode_ordinary("<|endoftext|>") == tok.encode_ordinary("<|endoftext|>")
+    assert copy.eot_token == 50256
