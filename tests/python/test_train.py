@@ -524,3 +524,16 @@ def test_iterable_of_many_texts_equals_reference() -> None:
     counts = bytepair.count(iter(texts))
     assert dict(counts.items()) == dict(reference.count_pretokens(texts))
     assert sum(Counter(dict(counts.items())).values()) == counts.total()
+
+
+def test_progress_bars_report_counting_and_merging(data_dir: Path, capsys) -> None:
+    # progress=True shows tqdm bars on stderr for both stages; the result is unchanged
+    path = data_dir / "cs336" / "tinystories_sample.txt"
+    tok = bytepair.train(path, 300, special_tokens=["<|endoftext|>"], progress=True)
+    err = capsys.readouterr().err
+    assert "counting pre-tokens" in err and "merging" in err
+    assert err.count("100%") == 2  # both bars reach their total (bytes, merges)
+    assert f"{len(tok.merges)}/{len(tok.merges)}" in err
+    quiet = bytepair.train(path, 300, special_tokens=["<|endoftext|>"], progress=False)
+    assert capsys.readouterr().err == ""
+    assert quiet.merges == tok.merges
