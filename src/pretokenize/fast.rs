@@ -68,6 +68,42 @@ fn is_other(f: u16) -> bool {
     f & (LETTER | NUMBER | SPACE) == 0
 }
 
+/// `\p{N}{1,3}` after its first number, which ends at `j`.
+#[inline(always)]
+fn up_to_three_numbers(text: &str, mut j: usize, cls: Classes) -> usize {
+    for _ in 0..2 {
+        match char_at(text, j) {
+            Some((d, m)) if cls.of(d) & NUMBER != 0 => j += m,
+            _ => break,
+        }
+    }
+    j
+}
+
+/// ` ?[^\s\p{L}\p{N}]+` followed by the ASCII bytes `tail` accepts (cl100k `[\r\n]*`,
+/// o200k `[\r\n/]*`): its end, if such a run starts at `i` (whose char is `c`).
+#[inline(always)]
+fn punctuation(
+    text: &str,
+    i: usize,
+    c: char,
+    cls: Classes,
+    tail: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    let start = if c == ' ' { i + 1 } else { i };
+    let (c2, _) = char_at(text, start)?;
+    if !is_other(cls.of(c2)) {
+        return None;
+    }
+    let j = run(text, start, cls, is_other);
+    Some(
+        j + text.as_bytes()[j..]
+            .iter()
+            .take_while(|&&b| tail(b))
+            .count(),
+    )
+}
+
 /// A whitespace run from `i`: (end, start of its last character, end of its last `\r`/`\n`).
 #[inline(always)]
 fn space_run(text: &str, i: usize, cls: Classes) -> (usize, usize, Option<usize>) {
@@ -177,25 +213,10 @@ pub fn next_cl100k(text: &str, i: usize, cls: Classes) -> usize {
         }
     }
     if f & NUMBER != 0 {
-        let mut j = i + n;
-        for _ in 0..2 {
-            match char_at(text, j) {
-                Some((d, m)) if cls.of(d) & NUMBER != 0 => j += m,
-                _ => break,
-            }
-        }
-        return j;
+        return up_to_three_numbers(text, i + n, cls);
     }
-    let start = if c == ' ' { i + 1 } else { i };
-    if let Some((c2, _)) = char_at(text, start) {
-        if is_other(cls.of(c2)) {
-            let j = run(text, start, cls, is_other);
-            let k = j + text.as_bytes()[j..]
-                .iter()
-                .take_while(|&&b| b == b'\r' || b == b'\n')
-                .count();
-            return k;
-        }
+    if let Some(end) = punctuation(text, i, c, cls, |b| b == b'\r' || b == b'\n') {
+        return end;
     }
     // whitespace: `\s++$`, then `\s*[\r\n]`, then `\s+(?!\S)`, then `\s`
     let (end, last, newline) = space_run(text, i, cls);
@@ -288,25 +309,10 @@ pub fn next_o200k(text: &str, i: usize, cls: Classes) -> usize {
         return e;
     }
     if f & NUMBER != 0 {
-        let mut j = i + n;
-        for _ in 0..2 {
-            match char_at(text, j) {
-                Some((d, m)) if cls.of(d) & NUMBER != 0 => j += m,
-                _ => break,
-            }
-        }
-        return j;
+        return up_to_three_numbers(text, i + n, cls);
     }
-    let start = if c == ' ' { i + 1 } else { i };
-    if let Some((c2, _)) = char_at(text, start) {
-        if is_other(cls.of(c2)) {
-            let j = run(text, start, cls, is_other);
-            let k = j + text.as_bytes()[j..]
-                .iter()
-                .take_while(|&&b| b == b'\r' || b == b'\n' || b == b'/')
-                .count();
-            return k;
-        }
+    if let Some(end) = punctuation(text, i, c, cls, |b| matches!(b, b'\r' | b'\n' | b'/')) {
+        return end;
     }
     // whitespace: `\s*[\r\n]+`, then `\s+(?!\S)`, then `\s+`
     let (end, last, newline) = space_run(text, i, cls);
