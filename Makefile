@@ -3,7 +3,7 @@
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
-SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find src python -type f -not -name '*.so' 2>/dev/null)
+SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find src python -type f -not -name '*.so' -not -path '*/__pycache__/*' 2>/dev/null)
 
 .PHONY: demo test lint cargo-test pytest bench clean
 
@@ -13,6 +13,7 @@ $(VENV)/bin/python:
 
 # editable install: Python edits apply at once; Rust edits rebuild on the next make
 $(VENV)/.installed: $(VENV)/bin/python $(SOURCES)
+	@echo "installing bytepair and its test tools into $(VENV) (builds the Rust core: about a minute)"
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 

@@ -43,7 +43,8 @@ class CoreBPE:
         allowed: AllowedSpecial | None = None,
         ordinary: bool = False,
         num_threads: int | None = None,
-    ) -> list[list[int]]: ...
+        disallowed: AllowedSpecial | None = None,
+    ) -> tuple[list[list[int]], str | None]: ...
     def encode_stream_prefix(
         self, text: str, mode: str, allowed: AllowedSpecial | None = None
     ) -> tuple[list[int], str]: ...

@@ -300,24 +300,42 @@ class Tokenizer:
         Raises:
             ValueError: as ``encode``.
         """
-        texts = [t if _is_utf8_clean(t) else _fix_surrogates(t) for t in texts]
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        if disallowed:
-            m = self._matcher(disallowed)
-            for t in texts:
-                if m.find(t) is not None:
-                    return [self._encode(t, allowed, disallowed) for t in texts]  # raises
+        check = self._matcher(disallowed) if disallowed else None
         if not allowed:
-            return self._core.encode_batch(texts, ordinary=True, num_threads=num_threads)
+            return self._batch(texts, None, True, num_threads, check)
         matcher = None if allowed == self._special_set else self._matcher(allowed)
-        return self._core.encode_batch(texts, matcher, num_threads=num_threads)
+        return self._batch(texts, matcher, False, num_threads, check)
+
+    def _batch(
+        self,
+        texts: Sequence[str],
+        matcher: _core.AllowedSpecial | None,
+        ordinary: bool,
+        num_threads: int | None,
+        check: _core.AllowedSpecial | None,
+    ) -> list[list[int]]:
+        if num_threads is not None:
+            if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+                raise ValueError(f"num_threads must be an int >= 0 or None, got {num_threads!r}")
+            num_threads = min(num_threads, 1 << 16)  # an upper bound; the core caps it further
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of str, not one str")
+        texts = list(texts)
+        try:
+            ids, found = self._core.encode_batch(texts, matcher, ordinary, num_threads, check)
+        except UnicodeEncodeError:  # lone surrogates somewhere: fix them as tiktoken does
+            texts = [_clean(t) for t in texts]
+            ids, found = self._core.encode_batch(texts, matcher, ordinary, num_threads, check)
+        if found is not None:
+            raise _disallowed_error(found)
+        return ids
 
     def encode_ordinary_batch(
         self, texts: Sequence[str], *, num_threads: int | None = None
     ) -> list[list[int]]:
         """``encode_ordinary`` over many texts in parallel."""
-        texts = [t if _is_utf8_clean(t) else _fix_surrogates(t) for t in texts]
-        return self._core.encode_batch(texts, ordinary=True, num_threads=num_threads)
+        return self._batch(texts, None, True, num_threads, None)
 
     def encode_iterable(
         self,
@@ -386,6 +404,8 @@ class Tokenizer:
         Raises:
             KeyError: an id is not in the vocabulary (the message names it).
         """
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"ids must be a sequence of ints, not {type(ids).__name__}")
         try:
             return self._core.decode_bytes(ids)
         except OverflowError:

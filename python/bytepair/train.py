@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Union
 
 from . import _core
-from .tokenizer import Tokenizer, _fix_surrogates, _is_utf8_clean, _resolve_pattern
+from .tokenizer import Tokenizer, _clean, _resolve_pattern
 
 __all__ = ["PretokenCounts", "count", "train", "train_bpe", "train_from_counts"]
 
@@ -60,6 +60,8 @@ def count(
     pattern = _resolve_pattern(pattern)
     specials = _check_specials(special_tokens)
     threads = _check_threads(threads)
+    if errors not in ("strict", "replace", "ignore"):
+        raise ValueError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
     paths = _as_paths(input)
     if paths is not None:
         with _Progress("count", progress, unit="B") as bar:
@@ -203,6 +205,10 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
             raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
         if s in out:
             raise ValueError(f"special token {s!r} is given twice")
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"special token {s!r} is not valid Unicode (lone surrogate)") from None
         out.append(s)
     return out
 
@@ -233,7 +239,7 @@ def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
         for t in it:
             if not isinstance(t, str):
                 raise TypeError(f"texts must be str, got {type(t).__name__}")
-            batch.append(t if _is_utf8_clean(t) else _fix_surrogates(t))
+            batch.append(_clean(t))
             size += len(t)
             if size >= _TEXT_BATCH_CHARS:
                 break

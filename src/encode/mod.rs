@@ -93,11 +93,21 @@ impl Encoder {
                 *e = (*e).min(r);
             }
         }
+        // Only split points where both halves have the length of some token can give two
+        // tokens; checking just those keeps a vocabulary of a few very long tokens (trained
+        // on "a" * 10**6, say) from costing the square of their length.
+        let mut lengths: Vec<usize> = token_ids.keys().map(Vec::len).collect();
+        lengths.sort_unstable();
+        lengths.dedup();
+        let has_length = |n: usize| lengths.binary_search(&n).is_ok();
         let mut pair_table = FxHashMap::default();
         pair_table.reserve(ranks.len() * 2);
         for (&bytes, &rank) in &ranks {
             let id = token_ids[bytes];
-            for k in 1..bytes.len() {
+            for &k in lengths.iter().take_while(|&&k| k < bytes.len()) {
+                if !has_length(bytes.len() - k) {
+                    continue;
+                }
                 if let (Some(&l), Some(&r)) =
                     (token_ids.get(&bytes[..k]), token_ids.get(&bytes[k..]))
                 {

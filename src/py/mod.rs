@@ -32,7 +32,8 @@ fn run_in_pool<T: Send>(num_threads: Option<usize>, f: impl FnOnce() -> T + Send
     let n = match num_threads {
         None | Some(0) => return Ok(f()),
         Some(n) if n == rayon::current_num_threads() => return Ok(f()),
-        Some(n) => n.min(1024),
+        // an upper bound, as in tiktoken: more threads than a few per core only cost
+        Some(n) => n.min(4 * std::thread::available_parallelism().map_or(1, |c| c.get())),
     };
     let pool = {
         let mut pools = POOLS

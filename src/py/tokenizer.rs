@@ -1,7 +1,9 @@
 //! `CoreBPE`: the compiled encoder behind `bytepair.Tokenizer`.
 
+use std::sync::OnceLock;
+
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 
 use super::errors::to_py;
@@ -13,6 +15,31 @@ use crate::Rank;
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct CoreBPE {
     enc: Encoder,
+    /// One Python int per id, made on first use: a list of ids is then built by taking
+    /// references, not by allocating an int object per token (half the cost of `encode`
+    /// on English text was that allocation).
+    ints: OnceLock<Vec<Py<PyAny>>>,
+}
+
+/// Vocabularies up to this many ids get the int cache (a few MB at most).
+const INT_CACHE_MAX: usize = 1 << 21;
+
+impl CoreBPE {
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let n = self.enc.n_vocab();
+        if n > INT_CACHE_MAX {
+            return PyList::new(py, ids);
+        }
+        let ints = self.ints.get_or_init(|| {
+            (0..n as Rank)
+                .map(|i| {
+                    let Ok(int) = i.into_pyobject(py);
+                    int.into_any().unbind()
+                })
+                .collect()
+        });
+        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+    }
 }
 
 /// A compiled set of special tokens that an `encode` call allows.
@@ -43,36 +70,58 @@ impl CoreBPE {
         let enc = py
             .detach(|| Encoder::new(specs, special_tokens, &pattern))
             .map_err(to_py)?;
-        Ok(Self { enc })
+        Ok(Self {
+            enc,
+            ints: OnceLock::new(),
+        })
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<Rank>> {
-        py.detach(|| self.enc.encode_ordinary(text)).map_err(to_py)
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py
+            .detach(|| self.enc.encode_ordinary(text))
+            .map_err(to_py)?;
+        self.id_list(py, &ids)
     }
 
     /// Encodes with the allowed special tokens mapped to their ids (None: all of them).
     #[pyo3(signature = (text, allowed=None))]
-    fn encode(
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         allowed: Option<&AllowedSpecial>,
-    ) -> PyResult<Vec<Rank>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let allowed = allowed.map(|a| &a.inner);
-        py.detach(|| self.enc.encode_with_special(text, allowed))
-            .map_err(to_py)
+        let ids = py
+            .detach(|| self.enc.encode_with_special(text, allowed))
+            .map_err(to_py)?;
+        self.id_list(py, &ids)
     }
 
-    /// Encodes many texts in parallel (rayon), the GIL released.
-    #[pyo3(signature = (texts, allowed=None, ordinary=false, num_threads=None))]
-    fn encode_batch(
+    /// Encodes many texts in parallel (rayon), the GIL released. Returns the id lists, or
+    /// (when `disallowed` is given and one of its tokens occurs in a text) that token.
+    #[pyo3(signature = (texts, allowed=None, ordinary=false, num_threads=None, disallowed=None))]
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<String>,
         allowed: Option<&AllowedSpecial>,
         ordinary: bool,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<Rank>>> {
+        disallowed: Option<&AllowedSpecial>,
+    ) -> PyResult<(Vec<Bound<'py, PyList>>, Option<String>)> {
+        if let Some(d) = disallowed {
+            let found = py.detach(|| {
+                run_in_pool(num_threads, || {
+                    texts
+                        .par_iter()
+                        .find_map_first(|t| d.inner.find(t).map(str::to_string))
+                })
+            })?;
+            if found.is_some() {
+                return Ok((Vec::new(), found));
+            }
+        }
         let allowed = allowed.map(|a| &a.inner);
         let one = |t: &String| {
             if ordinary {
@@ -84,31 +133,39 @@ impl CoreBPE {
         // Below this many bytes, waking worker threads costs more than it saves.
         const PARALLEL_MIN_BYTES: usize = 1 << 15;
         let total: usize = texts.iter().map(String::len).sum();
-        py.detach(|| {
-            if total < PARALLEL_MIN_BYTES || num_threads == Some(1) {
-                return Ok(texts.iter().map(one).collect::<crate::Result<Vec<_>>>());
-            }
-            run_in_pool(num_threads, || {
-                texts
-                    .par_iter()
-                    .with_min_len(16)
-                    .map(one)
-                    .collect::<crate::Result<Vec<_>>>()
-            })
-        })?
-        .map_err(to_py)
+        let all = py
+            .detach(|| {
+                if total < PARALLEL_MIN_BYTES || num_threads == Some(1) {
+                    return Ok(texts.iter().map(one).collect::<crate::Result<Vec<_>>>());
+                }
+                // each rayon job gets at least ~PARALLEL_MIN_BYTES of text
+                let per_job = (PARALLEL_MIN_BYTES * texts.len() / total.max(1)).max(1);
+                run_in_pool(num_threads, || {
+                    texts
+                        .par_iter()
+                        .with_min_len(per_job)
+                        .map(one)
+                        .collect::<crate::Result<Vec<_>>>()
+                })
+            })?
+            .map_err(to_py)?;
+        let lists = all
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<_>>()?;
+        Ok((lists, None))
     }
 
     /// Encodes the final prefix of a stream buffer; returns (ids, the rest of the text).
     /// mode: "ordinary" (specials as text), "all", or "allowed" with `allowed`.
     #[pyo3(signature = (text, mode, allowed=None))]
-    fn encode_stream_prefix(
+    fn encode_stream_prefix<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         mode: &str,
         allowed: Option<&AllowedSpecial>,
-    ) -> PyResult<(Vec<Rank>, String)> {
+    ) -> PyResult<(Bound<'py, PyList>, String)> {
         let specials = match (mode, allowed) {
             ("ordinary", _) => None,
             ("all", _) => Some(None),
@@ -122,7 +179,7 @@ impl CoreBPE {
         let (ids, cut) = py
             .detach(|| self.enc.encode_stream_prefix(text, specials))
             .map_err(to_py)?;
-        Ok((ids, text[cut..].to_string()))
+        Ok((self.id_list(py, &ids)?, text[cut..].to_string()))
     }
 
     /// Compiles a subset of the special tokens for `encode`.

@@ -821,3 +821,19 @@ def test_random_patterns_never_panic(pattern: str, text: str) -> None:
         # same place, Rust moves on); pre-tokenization patterns should never match empty
         return
     assert dict(counts.items()) == dict(expected)
+
+
+def test_wrong_argument_types_get_clear_errors() -> None:
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    with pytest.raises(TypeError, match="sequence of ints"):
+        tok.decode("abc")
+    with pytest.raises(TypeError, match="sequence of str"):
+        tok.encode_batch("hello")
+    with pytest.raises(ValueError, match="num_threads"):
+        tok.encode_batch(["x"], num_threads=-1)
+    # an absurd thread count is an upper bound, as in tiktoken, not a crash
+    assert tok.encode_batch(["xy"], num_threads=2**70) == [[120, 121]]
+    with pytest.raises(ValueError, match="lone surrogate"):
+        bytepair.train(iter(["x y"]), 300, special_tokens=["\ud800"])
+    with pytest.raises(ValueError, match="errors must be"):
+        bytepair.train(iter(["x y"]), 300, errors="bogus")

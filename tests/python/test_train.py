@@ -537,3 +537,17 @@ def test_progress_bars_report_counting_and_merging(data_dir: Path, capsys) -> No
     quiet = bytepair.train(path, 300, special_tokens=["<|endoftext|>"], progress=False)
     assert capsys.readouterr().err == ""
     assert quiet.merges == tok.merges
+
+
+def test_one_huge_pre_token_trains_loads_and_encodes() -> None:
+    # "a" * 2**20 is one pre-token; BPE doubles it: a, aa, aaaa, ... 2**20 (20 merges), then
+    # no pair is left. Tokens a megabyte long must not make building the encoder quadratic
+    # (it once took minutes), and encoding must stay exact.
+    tok = bytepair.train(iter(["a" * 2**20]), 1000)
+    assert tok.merges == [(b"a" * 2**k, b"a" * 2**k) for k in range(20)]
+    assert tok.encode("a" * 2**20) == [256 + 19]
+    # 1 + 2 + 4 + ... : 13 = 8 + 4 + 1 -> merges are greedy from the left by rank
+    ref = reference.ReferenceTokenizer(tok.vocab, tok.merges)
+    assert tok.encode("a" * 13) == ref.encode("a" * 13)
+    copy = bytepair.Tokenizer(tok.vocab, tok.merges)
+    assert copy.encode("a" * 1000) == ref.encode("a" * 1000)
