@@ -567,7 +567,7 @@ def machine_info() -> dict[str, str]:
         "mem": mem,
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
-        "bytepair": f"{bytepair.__version__} (git {commit})",
+        "bytepair": f"{bytepair.__version__} (checkout at git {commit} when the run started)",
         "tiktoken": version("tiktoken"),
         "tokenizers": version("tokenizers"),
     }
@@ -650,6 +650,14 @@ def write_report(
         + ", ".join(f"{v:.2f} CPUs busy during {k}" for k, v in others.items())
         + f" (of {info['affinity']}; from /proc/stat minus this benchmark's own CPU time)."
     )
+    busiest = max(others.values(), default=0.0)
+    if busiest >= 0.5:
+        w(
+            f"- **Caveat: other jobs kept up to {busiest:.1f} of the {info['affinity']} CPUs busy, "
+            "so the multi-thread measurements (training, batches) had less than "
+            f"{info['affinity']} cores: compare their CPU time with their wall time before "
+            "reading anything about parallel scaling into them.**"
+        )
     w(
         f"- Load average (1/5/15 min) at start: {' / '.join(f'{x:.2f}' for x in load[0])}; "
         f"at end: {' / '.join(f'{x:.2f}' for x in load[1])}."
@@ -938,6 +946,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
 
     build0 = build_fingerprint()
+    info = machine_info()
     others: dict[str, float] = {}
     snap = cpu_snapshot()
     with tempfile.TemporaryDirectory(prefix="bytepair-bench-") as tmpdir:
@@ -968,7 +977,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         others[f"{name} encoding"], snap = other_load(snap, cpu_snapshot()), cpu_snapshot()
 
     elapsed = time.perf_counter() - t_start
-    info = machine_info()
     write_report(
         args.out,
         args,
