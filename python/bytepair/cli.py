@@ -132,6 +132,13 @@ def _parser() -> argparse.ArgumentParser:
         help="no progress bars (they are shown only when stderr is a terminal anyway)",
     )
     p.add_argument(
+        "--errors",
+        choices=["strict", "replace", "ignore"],
+        default="strict",
+        help="invalid UTF-8 in a corpus file: fail naming the byte offset (strict, default), "
+        "replace it with U+FFFD, or drop it (ignore)",
+    )
+    p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="where to write the tokenizer"
     )
     p.set_defaults(run=_cmd_train)
@@ -235,6 +242,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         pattern=args.pattern,
         threads=args.threads,
         progress=False if args.no_progress else None,
+        errors=args.errors,
     )
     seconds = time.perf_counter() - start
     tok.save(args.output)
@@ -298,6 +306,12 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         if not _ID.fullmatch(word):
             shown = word[:40].decode("utf-8", "replace")
             raise CLIError(f"{name}: word {n} is {shown!r}, not a token id (an integer >= 0)")
+        if len(word) > 10:  # ids are 32-bit: more digits can only be unknown
+            shown = word[:40].decode("ascii") + ("..." if len(word) > 40 else "")
+            raise CLIError(
+                f"{name}: word {n}: unknown token id {shown} "
+                f"(the tokenizer {args.tokenizer} has ids 0 to {tok.n_vocab - 1})"
+            )
         batch.append(int(word))
         if len(batch) >= _DECODE_IDS:
             flush()

@@ -567,3 +567,38 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"bytepair {bytepair.__version__}"
     assert main(["encode", "--help"]) == 0
     assert "--allow-special" in capsys.readouterr().out
+
+
+def test_decode_id_with_thousands_of_digits(
+    story_tok: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # longer than Python's int-parsing limit: still an "unknown token id" error, naming it
+    set_stdin(monkeypatch, b"104 " + b"9" * 5000)
+    assert main(["decode", "-t", str(story_tok)]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith("bytepair: error: <stdin>: word 2: unknown token id 9999")
+    assert "has ids 0 to 399" in line
+
+
+def test_train_invalid_utf8_corpus_replace_or_ignore(tmp_path: Path) -> None:
+    corpus = tmp_path / "bad.txt"
+    corpus.write_bytes(b"hello world\n\xff\xfe more hello\n")
+    for errors, text in [
+        ("replace", "hello world\n\ufffd\ufffd more hello\n"),
+        ("ignore", "hello world\n more hello\n"),
+    ]:
+        out = tmp_path / f"{errors}.json"
+        args = ["train", str(corpus), "--vocab-size", "270", "--errors", errors, "-o", str(out)]
+        assert main(args) == 0
+        expected = train_bpe(text, 270)
+        tok = bytepair.load(out)
+        assert (tok.vocab, tok.merges) == expected
+
+
+def test_train_output_not_writable_names_the_output(
+    story_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = "/proc/version"  # a folder nobody can create files in, even root
+    assert main(["train", str(story_file), "--vocab-size", "300", "-o", target]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert target in line and ".tmp" not in line

@@ -81,7 +81,10 @@ def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     """Writes ``tok`` to ``path`` atomically (temporary file in the same folder + rename)."""
     path = Path(path)
     text = json.dumps(to_document(tok), ensure_ascii=False, indent=1)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as e:  # name the file asked for, not the temporary one
+        raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
