@@ -10,6 +10,7 @@ The rules are in DESIGN.md; the pure-Python oracle in ``bytepair.reference``.
 """
 
 from ._core import __version__
+from .encodings import encoding_for_model, get_encoding, list_encoding_names
 from .formats import load
 from .tokenizer import Tokenizer
 from .train import PretokenCounts, count, train, train_bpe, train_from_counts
@@ -19,6 +20,9 @@ __all__ = [
     "Tokenizer",
     "__version__",
     "count",
+    "encoding_for_model",
+    "get_encoding",
+    "list_encoding_names",
     "load",
     "train",
     "train_bpe",

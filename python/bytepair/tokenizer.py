@@ -112,7 +112,7 @@ class Tokenizer:
         # pickling (multiprocessing) carries the vocabulary, merges, specials and pattern
         return {
             "vocab": dict(self._core.tokens()),
-            "merges": self._merges,
+            "merges": self.merges,
             "special_tokens": self._special_tokens,
             "pattern": self._pattern_name,
         }
@@ -120,12 +120,22 @@ class Tokenizer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._build(state["vocab"], state["merges"], state["special_tokens"], state["pattern"])
 
+    @classmethod
+    def _from_ranks(
+        cls, ranks: dict[bytes, int], special_tokens: dict[str, int], pattern: str
+    ) -> Tokenizer:
+        """A tiktoken-style vocabulary: id = rank; the merges are recovered when asked for."""
+        self = cls.__new__(cls)
+        tokens = [(b, r, r if len(b) > 1 else None) for b, r in ranks.items()]
+        self._init(tokens, dict(special_tokens), pattern, None)
+        return self
+
     def _init(
         self,
         tokens: list[tuple[bytes, int, int | None]],
         specials: dict[str, int],
         pattern: str,
-        merges: list[tuple[bytes, bytes]],
+        merges: list[tuple[bytes, bytes]] | None,
     ) -> None:
         self._pattern = _resolve_pattern(pattern)
         self._pattern_name = pattern
@@ -451,7 +461,15 @@ class Tokenizer:
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
-        """Merges in rank order, as (left bytes, right bytes)."""
+        """Merges in rank order, as (left bytes, right bytes).
+
+        For a vocabulary loaded from ranks alone (``get_encoding``), they are recovered from
+        the ranks on first use: the merge of a token is the two parts that encoding its
+        bytes with only lower ranks leaves.
+        """
+        if self._merges is None:
+            tb = self._core.token_bytes
+            self._merges = [(tb(a), tb(b)) for a, b in self._core.recover_merges()]
         return list(self._merges)
 
     @property
@@ -481,7 +499,7 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return (
-            f"<bytepair.Tokenizer n_vocab={self.n_vocab} merges={len(self._merges)} "
+            f"<bytepair.Tokenizer n_vocab={self.n_vocab} "
             f"special_tokens={len(self._special_tokens)} pattern={self._pattern_name!r}>"
         )
 

@@ -263,6 +263,41 @@ impl Encoder {
             .map(|(_, _, i)| self.specials.tokens()[i].as_str())
     }
 
+    /// The merges of a vocabulary known only by ranks (a tiktoken rank file has no merge
+    /// list): encoding a token's bytes with only lower ranks allowed leaves exactly two
+    /// parts, the merge that makes it. Returns (rank, left id, right id) by rank; a token
+    /// that does not end in two parts (not a BPE vocabulary) is left out.
+    pub fn recover_merges(&self) -> Vec<(u32, Rank, Rank)> {
+        let mut made: FxHashMap<Rank, u32> = FxHashMap::default();
+        for &(rank, id) in self.pair_table.values() {
+            let e = made.entry(id).or_insert(rank);
+            *e = (*e).min(rank);
+        }
+        let mut out = Vec::with_capacity(made.len());
+        for (&id, &rank) in &made {
+            let Some(bytes) = self.decoder.get(id) else {
+                continue;
+            };
+            let mut parts = Vec::new();
+            merge::byte_pair_merge(
+                bytes,
+                &self.byte_ids,
+                |a, b| {
+                    self.pair_table
+                        .get(&pair_key(a, b))
+                        .copied()
+                        .filter(|&(r, _)| r < rank)
+                },
+                &mut parts,
+            );
+            if let [left, right] = parts[..] {
+                out.push((rank, left, right));
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// The bytes of one token.
     pub fn token_bytes(&self, id: Rank) -> Result<&[u8]> {
         self.decoder.get(id).ok_or(Error::UnknownToken(id as u64))

@@ -204,6 +204,17 @@ impl CoreBPE {
         Ok(PyBytes::new(py, bytes))
     }
 
+    /// (left id, right id) of each merge, in rank order, recovered from the ranks.
+    fn recover_merges(&self, py: Python<'_>) -> Vec<(Rank, Rank)> {
+        py.detach(|| {
+            self.enc
+                .recover_merges()
+                .into_iter()
+                .map(|(_, l, r)| (l, r))
+                .collect()
+        })
+    }
+
     /// Every (id, bytes) of the vocabulary, special tokens included, by id.
     fn tokens<'py>(&self, py: Python<'py>) -> Vec<(Rank, Bound<'py, PyBytes>)> {
         self.enc

@@ -1,0 +1,240 @@
+"""The OpenAI encodings (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base).
+
+Each is a tiktoken rank file (``base64(token) rank`` per line) plus the pattern and special
+tokens that tiktoken's ``openai_public.py`` gives it. Rank files are read locally, in this
+order: an explicit ``path``; ``$BYTEPAIR_CACHE_DIR/<name>.tiktoken``; tiktoken's cache
+(``$TIKTOKEN_CACHE_DIR``, else ``$DATA_GYM_CACHE_DIR``, else ``<tmp>/data-gym-cache``, files
+named by the SHA-1 of their URL, as tiktoken names them); ``$BYTEPAIR_DATA/tiktoken``. Every
+file is checked against tiktoken's pinned SHA-256. When none is found and
+``BYTEPAIR_OFFLINE`` is not set, the file is downloaded as tiktoken does and cached.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+from . import _core
+from .tokenizer import Tokenizer
+
+__all__ = ["encoding_for_model", "get_encoding", "list_encoding_names"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/"
+
+
+@dataclass(frozen=True)
+class _Spec:
+    file: str  # rank file name
+    sha256: str  # tiktoken's pinned hash of that file
+    pattern: str
+    special_tokens: dict[str, int]
+
+
+_R50K = ("r50k_base", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930")
+_P50K = ("p50k_base", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069")
+_EOT = "<|endoftext|>"
+_SPECS = {
+    # gpt2's data-gym files give exactly r50k_base's ranks
+    "gpt2": _Spec(*_R50K, _core.GPT2_PATTERN, {_EOT: 50256}),
+    "r50k_base": _Spec(*_R50K, _core.GPT2_PATTERN, {_EOT: 50256}),
+    "p50k_base": _Spec(*_P50K, _core.GPT2_PATTERN, {_EOT: 50256}),
+    "p50k_edit": _Spec(
+        *_P50K,
+        _core.GPT2_PATTERN,
+        {_EOT: 50256, "<|fim_prefix|>": 50281, "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283},
+    ),
+    "cl100k_base": _Spec(
+        "cl100k_base",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _core.CL100K_PATTERN,
+        {
+            _EOT: 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+    "o200k_base": _Spec(
+        "o200k_base",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _core.O200K_PATTERN,
+        {_EOT: 199999, "<|endofprompt|>": 200018},
+    ),
+}
+
+# model name (or prefix, ending in "-") -> encoding, as tiktoken's model.py has them
+_MODELS = {
+    "gpt-4o": "o200k_base",
+    "gpt-4.1": "o200k_base",
+    "gpt-4.5": "o200k_base",
+    "gpt-5": "o200k_base",
+    "o1": "o200k_base",
+    "o3": "o200k_base",
+    "o4-mini": "o200k_base",
+    "gpt-4": "cl100k_base",
+    "gpt-3.5-turbo": "cl100k_base",
+    "gpt-3.5": "cl100k_base",
+    "gpt-35-turbo": "cl100k_base",
+    "text-embedding-ada-002": "cl100k_base",
+    "text-embedding-3-small": "cl100k_base",
+    "text-embedding-3-large": "cl100k_base",
+    "text-davinci-003": "p50k_base",
+    "text-davinci-002": "p50k_base",
+    "code-davinci-002": "p50k_base",
+    "text-davinci-edit-001": "p50k_edit",
+    "code-davinci-edit-001": "p50k_edit",
+    "davinci": "r50k_base",
+    "curie": "r50k_base",
+    "babbage": "r50k_base",
+    "ada": "r50k_base",
+    "gpt2": "gpt2",
+    "gpt-2": "gpt2",
+}
+
+_cache: dict[tuple[str, str], Tokenizer] = {}
+
+
+def list_encoding_names() -> list[str]:
+    """The names ``get_encoding`` knows."""
+    return list(_SPECS)
+
+
+def encoding_for_model(model_name: str) -> Tokenizer:
+    """The encoding of an OpenAI model name (``"gpt-4o"``, ``"gpt-4-0613"``, ...).
+
+    Raises:
+        KeyError: an unknown model name.
+    """
+    if model_name in _MODELS:
+        return get_encoding(_MODELS[model_name])
+    for prefix in sorted(_MODELS, key=len, reverse=True):
+        if model_name.startswith(prefix + "-"):
+            return get_encoding(_MODELS[prefix])
+    raise KeyError(
+        f"no encoding known for model {model_name!r}; use get_encoding(name) with one of "
+        f"{', '.join(_SPECS)}"
+    )
+
+
+def get_encoding(name: str, *, path: PathLike | None = None) -> Tokenizer:
+    """An OpenAI encoding by name, with tiktoken's ranks, pattern and special tokens.
+
+    Args:
+        name: ``gpt2``, ``r50k_base``, ``p50k_base``, ``p50k_edit``, ``cl100k_base`` or
+            ``o200k_base``.
+        path: the ``.tiktoken`` rank file to read (else it is looked up, see the module).
+
+    Returns:
+        a ``Tokenizer`` whose ids equal tiktoken's for every input (one per name and path,
+        cached).
+
+    Raises:
+        ValueError: an unknown name, a rank file whose SHA-256 is not tiktoken's, or a
+            malformed rank file.
+        FileNotFoundError: the rank file is nowhere locally and cannot be downloaded (the
+            message says which file to put where).
+    """
+    if name not in _SPECS:
+        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(_SPECS)}")
+    key = (name, os.fspath(path) if path is not None else "")
+    if key not in _cache:
+        spec = _SPECS[name]
+        data = _read_rank_file(spec, path)
+        ranks = _parse_ranks(data, path or spec.file)
+        _cache[key] = Tokenizer._from_ranks(ranks, spec.special_tokens, spec.pattern)
+    return _cache[key]
+
+
+def _tiktoken_cache_dir() -> Path:
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if os.environ.get(var):
+            return Path(os.environ[var])
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def _candidates(spec: _Spec) -> list[Path]:
+    url = _BASE_URL + spec.file + ".tiktoken"
+    out = []
+    if os.environ.get("BYTEPAIR_CACHE_DIR"):
+        out.append(Path(os.environ["BYTEPAIR_CACHE_DIR"]) / f"{spec.file}.tiktoken")
+    tk = _tiktoken_cache_dir()
+    out += [tk / hashlib.sha1(url.encode()).hexdigest(), tk / f"{spec.file}.tiktoken"]
+    if os.environ.get("BYTEPAIR_DATA"):
+        out.append(Path(os.environ["BYTEPAIR_DATA"]) / "tiktoken" / f"{spec.file}.tiktoken")
+    return out
+
+
+def _read_rank_file(spec: _Spec, path: PathLike | None) -> bytes:
+    if path is not None:
+        data = Path(path).read_bytes()
+        _check_hash(data, spec, Path(path))
+        return data
+    for candidate in _candidates(spec):
+        if candidate.is_file():
+            data = candidate.read_bytes()
+            _check_hash(data, spec, candidate)
+            return data
+    return _download(spec)
+
+
+def _check_hash(data: bytes, spec: _Spec, where: Path) -> None:
+    got = hashlib.sha256(data).hexdigest()
+    if got != spec.sha256:
+        raise ValueError(
+            f"{where}: SHA-256 {got} is not that of tiktoken's {spec.file}.tiktoken "
+            f"({spec.sha256}); the file is damaged or another encoding"
+        )
+
+
+def _download(spec: _Spec) -> bytes:
+    url = _BASE_URL + spec.file + ".tiktoken"
+    target = _candidates(spec)[0]
+    hint = (
+        f"the rank file {spec.file}.tiktoken was not found; put it at {target} "
+        f"(or set BYTEPAIR_CACHE_DIR to its folder, or pass path=...)"
+    )
+    if os.environ.get("BYTEPAIR_OFFLINE"):
+        raise FileNotFoundError(hint + "; downloading is off (BYTEPAIR_OFFLINE)")
+    try:
+        with urllib.request.urlopen(url, timeout=15) as response:
+            data = response.read()
+    except OSError as e:
+        raise FileNotFoundError(f"{hint}; downloading it failed: {e}") from None
+    _check_hash(data, spec, Path(url))
+    cache = _tiktoken_cache_dir()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = cache / f".{spec.file}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, cache / hashlib.sha1(url.encode()).hexdigest())
+    except OSError:
+        pass  # a cache we cannot write is not an error
+    return data
+
+
+def _parse_ranks(data: bytes, where: PathLike) -> dict[bytes, int]:
+    """``base64(token) rank`` lines -> {token bytes: rank}."""
+    ranks: dict[bytes, int] = {}
+    for n, line in enumerate(data.splitlines(), start=1):
+        if not line:
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            token, rank = base64.b64decode(parts[0], validate=True), int(parts[1])
+        except (ValueError, binascii.Error):
+            raise ValueError(
+                f"{where}: line {n}: expected 'base64-token rank', got {line[:60]!r}"
+            ) from None
+        ranks[token] = rank
+    return ranks

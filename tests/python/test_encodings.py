@@ -1,0 +1,180 @@
+"""``bytepair.get_encoding``: the OpenAI encodings, equal to tiktoken built offline.
+
+Oracle: tiktoken ``Encoding`` objects built from the same shared rank files and
+``encodings.json`` (``oracles.py``); GPT-2's own ``merges.txt`` for the recovered merges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import load_ranks, tiktoken_encoding
+
+import bytepair
+from bytepair import encodings
+
+NAMES = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture(autouse=True)
+def _local_files_only(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # tests never download: rank files come from the shared data, caches start empty
+    monkeypatch.setenv("BYTEPAIR_OFFLINE", "1")
+    monkeypatch.setenv("BYTEPAIR_DATA", str(data_dir))
+    monkeypatch.delenv("BYTEPAIR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/nonexistent-bytepair-test-cache")
+    encodings._cache.clear()
+
+
+def sample_lines(data_dir: Path) -> list[str]:
+    lines: list[str] = []
+    for rel, chars in [
+        ("corpora/english_gutenberg.txt", 400_000),
+        ("corpora/python_stdlib.txt", 400_000),
+        ("corpora/multilingual/zh.txt", 100_000),
+        ("corpora/multilingual/ar.txt", 100_000),
+        ("corpora/multilingual/hi.txt", 100_000),
+        ("corpora/multilingual/emoji_cldr.txt", 100_000),
+        ("en_ewt/en_ewt.dev.txt", None),
+    ]:
+        with open(data_dir / rel, encoding="utf-8", newline="") as f:
+            lines += f.read(chars).splitlines(keepends=True) if chars else f.readlines()
+    return lines
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_equals_tiktoken_on_corpus_lines_and_whole_text(data_dir: Path, name: str) -> None:
+    tok = bytepair.get_encoding(name)
+    enc = tiktoken_encoding(data_dir, name)
+    assert tok.n_vocab == enc.n_vocab
+    assert tok.special_tokens == enc._special_tokens
+    lines = sample_lines(data_dir)
+    assert tok.encode_ordinary_batch(lines) == [enc.encode_ordinary(t) for t in lines]
+    text = "".join(lines)
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+def test_gpt2_is_r50k_and_p50k_edit_adds_fim(data_dir: Path) -> None:
+    gpt2, r50k = bytepair.get_encoding("gpt2"), bytepair.get_encoding("r50k_base")
+    assert gpt2.vocab == r50k.vocab and gpt2.special_tokens == {EOT: 50256}
+    edit = bytepair.get_encoding("p50k_edit")
+    # tiktoken's p50k_edit: p50k ranks plus three FIM tokens after them
+    fim = {"<|fim_prefix|>": 50281, "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283}
+    enc = tiktoken.Encoding(
+        "p50k_edit",
+        pat_str=tiktoken_encoding(data_dir, "p50k_base")._pat_str,
+        mergeable_ranks=load_ranks(data_dir / "tiktoken" / "p50k_base.tiktoken"),
+        special_tokens={EOT: 50256, **fim},
+    )
+    text = "def f():<|fim_prefix|>    return 1<|fim_suffix|>\n<|endoftext|>"
+    assert edit.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+
+
+# Regression cases from public reports (issue 3), ids from tiktoken.
+REPORTED = [
+    ("cl100k_base", "I'M we'll THEY'RE we'd"),
+    ("cl100k_base", "'RE"),
+    ("cl100k_base", "a  b"),
+    ("cl100k_base", "This is an \nexample"),
+    ("cl100k_base", "1 2 3 4 5"),
+    ("cl100k_base", "a\r\nb"),
+    ("cl100k_base", "hello   "),
+    ("r50k_base", "\u201cwrote jack a letter\u201d"),
+    ("o200k_base", "<|endoftext|>"),
+    ("o200k_base", "\ud83d\ude00 and \ud800 alone"),
+]
+
+
+@pytest.mark.parametrize(("name", "text"), REPORTED)
+def test_reported_cases(data_dir: Path, name: str, text: str) -> None:
+    tok, enc = bytepair.get_encoding(name), tiktoken_encoding(data_dir, name)
+    assert tok.encode(text, disallowed_special=()) == enc.encode(text, disallowed_special=())
+
+
+def test_reported_values(data_dir: Path) -> None:
+    cl100k = bytepair.get_encoding("cl100k_base")
+    assert len(cl100k.encode("I'M we'll THEY'RE we'd")) == 8
+    assert len(cl100k.encode("'RE")) == 1
+    assert cl100k.encode("1 2 3 4 5") == [16, 220, 17, 220, 18, 220, 19, 220, 20]
+    pieces = [cl100k.decode([t]) for t in cl100k.encode("a  b")]
+    assert pieces == ["a", " ", " b"]
+    o200k = bytepair.get_encoding("o200k_base")
+    assert len(o200k.encode_ordinary(EOT)) == 7
+    assert o200k.encode(EOT, allowed_special="all") == [199999]
+    assert o200k.encode("") == []
+
+
+@settings(deadline=None)  # the first example loads the rank files
+@given(st.text(max_size=80))
+def test_equals_tiktoken_on_any_text(data_dir: Path, text: str) -> None:
+    for name in ("cl100k_base", "o200k_base"):
+        tok, enc = bytepair.get_encoding(name), tiktoken_encoding(data_dir, name)
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+def test_recovered_merges_are_gpt2s(data_dir: Path) -> None:
+    # a rank file has no merge list; recovered from the ranks, it must be GPT-2's own
+    gpt2 = bytepair.get_encoding("gpt2")
+    files = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt"
+    )
+    assert gpt2.merges == files.merges
+
+
+def test_native_round_trip_of_a_rank_encoding(data_dir: Path, tmp_path: Path) -> None:
+    tok = bytepair.get_encoding("cl100k_base")
+    tok.save(tmp_path / "cl100k.json")
+    back = bytepair.load(tmp_path / "cl100k.json")
+    text = "".join(sample_lines(data_dir)[:3000]) + "<|endoftext|><|endofprompt|>"
+    assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+    assert back.vocab == tok.vocab
+
+
+def test_lookup_order_and_tiktoken_cache_names(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BYTEPAIR_DATA")
+    with pytest.raises(FileNotFoundError, match="r50k_base.tiktoken"):
+        bytepair.get_encoding("r50k_base")
+    # tiktoken's cache: files named by the SHA-1 of their URL
+    cache = tmp_path / "tk"
+    cache.mkdir()
+    url = "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken"
+    shutil.copy(
+        data_dir / "tiktoken" / "r50k_base.tiktoken", cache / hashlib.sha1(url.encode()).hexdigest()
+    )
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    assert bytepair.get_encoding("r50k_base").encode("hello world") == [31373, 995]
+    # an explicit path wins
+    encodings._cache.clear()
+    own = tmp_path / "own"
+    own.mkdir()
+    shutil.copy(data_dir / "tiktoken" / "r50k_base.tiktoken", own / "x.tiktoken")
+    assert bytepair.get_encoding("gpt2", path=own / "x.tiktoken").encode("hi") == [5303]
+
+
+def test_bad_rank_files_and_names(data_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown encoding"):
+        bytepair.get_encoding("cl100k")
+    wrong = tmp_path / "wrong.tiktoken"
+    shutil.copy(data_dir / "tiktoken" / "p50k_base.tiktoken", wrong)
+    with pytest.raises(ValueError, match="SHA-256"):
+        bytepair.get_encoding("r50k_base", path=wrong)
+    with pytest.raises(ValueError, match="line 2"):
+        encodings._parse_ranks(b"IQ== 0\nnot-base64!! 1\n", "x.tiktoken")
+
+
+def test_encoding_for_model() -> None:
+    assert bytepair.encoding_for_model("gpt-4o").n_vocab == 200019
+    assert bytepair.encoding_for_model("gpt-4-0613").special_tokens["<|endofprompt|>"] == 100276
+    assert bytepair.encoding_for_model("text-davinci-003").n_vocab == 50281
+    with pytest.raises(KeyError, match="no encoding known"):
+        bytepair.encoding_for_model("not-a-model")
