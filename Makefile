@@ -37,6 +37,7 @@ test: lint cargo-test pytest
 
 bench: $(VENV)/.installed
 	$(PY) benches/bench.py --out BENCHMARKS.md
+	$(PY) benches/worst_case.py --out BENCHMARKS.md
 
 clean:
 	rm -rf $(VENV) target python/bytepair/*.so
