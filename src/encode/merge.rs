@@ -91,40 +91,46 @@ fn merge_heap(
     let mut syms: Vec<Rank> = piece.iter().map(|&b| byte_ids[b as usize]).collect();
     let mut next: Vec<usize> = (1..=n).map(|i| if i == n { END } else { i }).collect();
     let mut prev: Vec<usize> = (0..n).map(|i| if i == 0 { END } else { i - 1 }).collect();
-    let mut alive = vec![true; n];
-    // (rank, position, left sym, right sym): position order is text order, so equal
-    // ranks pop leftmost first. An entry is stale once either symbol has changed.
-    let mut heap: BinaryHeap<Reverse<(u32, usize, Rank, Rank)>> = BinaryHeap::with_capacity(n);
-    for i in 0..n.saturating_sub(1) {
-        if let Some((rank, _)) = lookup(syms[i], syms[i + 1]) {
-            heap.push(Reverse((rank, i, syms[i], syms[i + 1])));
+    // pair[i] = (rank, id) of the pair starting at symbol i (NONE if it is no token, or i is
+    // merged away). The heap holds (rank, position) for every current pair, plus stale
+    // entries: one is current only if pair[i] still has its rank. Position order is text
+    // order, so equal ranks pop leftmost first; no lookup is needed when popping.
+    let mut pair: Vec<(u32, Rank)> = vec![NONE; n];
+    let mut heap: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::with_capacity(n);
+    for i in 0..n - 1 {
+        if let Some(p) = lookup(syms[i], syms[i + 1]) {
+            pair[i] = p;
+            heap.push(Reverse((p.0, i)));
         }
     }
-    while let Some(Reverse((rank, i, a, b))) = heap.pop() {
-        let j = next[i];
-        if !alive[i] || j == END || syms[i] != a || syms[j] != b {
+    while let Some(Reverse((rank, i))) = heap.pop() {
+        if pair[i].0 != rank || rank == NONE.0 {
             continue;
         }
-        let Some((_, id)) = lookup(a, b) else {
+        let j = next[i];
+        if j == END {
             continue;
-        };
+        }
+        let id = pair[i].1;
         syms[i] = id;
-        alive[j] = false;
+        pair[j] = NONE;
         next[i] = next[j];
         if next[j] != END {
             prev[next[j]] = i;
         }
-        let _ = rank;
+        // the two pairs around the new symbol
         if prev[i] != END {
             let p = prev[i];
-            if let Some((r, _)) = lookup(syms[p], id) {
-                heap.push(Reverse((r, p, syms[p], id)));
+            pair[p] = lookup(syms[p], id).unwrap_or(NONE);
+            if pair[p] != NONE {
+                heap.push(Reverse((pair[p].0, p)));
             }
         }
+        pair[i] = NONE;
         if next[i] != END {
-            let k = next[i];
-            if let Some((r, _)) = lookup(id, syms[k]) {
-                heap.push(Reverse((r, i, id, syms[k])));
+            if let Some(q) = lookup(id, syms[next[i]]) {
+                pair[i] = q;
+                heap.push(Reverse((q.0, i)));
             }
         }
     }
