@@ -264,22 +264,22 @@ def test_native_format_detected_by_content(trained, name: str, tmp_path: Path) -
     assert loaded.special_tokens == tok.special_tokens
 
 
-def test_native_format_detected_after_leading_whitespace(trained, tmp_path: Path) -> None:
-    # a file re-saved by an editor may gain leading blank lines
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        # a file re-saved by an editor may gain leading blank lines
+        b"\n\n  ",
+        # Windows editors (Notepad) write a UTF-8 byte order mark; Python's json.loads
+        # accepts it (RFC 8259 §8.1 lets parsers ignore it), so the format check looks past it
+        b"\xef\xbb\xbf",
+    ],
+    ids=["leading-whitespace", "utf8-bom"],
+)
+def test_native_format_detected_after_prefix(trained, prefix: bytes, tmp_path: Path) -> None:
     tok = trained["no_specials"]
     path = tmp_path / "tok.json"
     tok.save(path)
-    path.write_bytes(b"\n\n  " + path.read_bytes())
-    assert bytepair.load(path).merges == tok.merges
-
-
-def test_native_format_detected_after_utf8_bom(trained, tmp_path: Path) -> None:
-    # Windows editors (Notepad) write a UTF-8 byte order mark; Python's json.loads accepts
-    # it (RFC 8259 §8.1 lets parsers ignore it), so the format check should look past it
-    tok = trained["no_specials"]
-    path = tmp_path / "tok.json"
-    tok.save(path)
-    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    path.write_bytes(prefix + path.read_bytes())
     assert bytepair.load(path).merges == tok.merges
 
 
