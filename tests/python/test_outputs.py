@@ -114,7 +114,7 @@ def test_stream_decoder_equals_decode(data_dir: Path, text: str, cuts: list[int]
         last = c
     dec = tok.stream_decoder()
     out = "".join(dec.decode(p) for p in pieces) + dec.flush()
-    assert out == text.encode("utf-8", "replace").decode("utf-8") == tok.decode(ids)
+    assert out == text == tok.decode(ids)  # st.text() has no lone surrogates
     one_by_one = tok.stream_decoder()
     assert "".join(one_by_one.decode([i]) for i in ids) + one_by_one.flush() == tok.decode(ids)
 
