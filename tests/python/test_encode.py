@@ -575,3 +575,25 @@ def test_trained_hypothesis_equals_oracles(trained: list[Trained], text: str) ->
         assert ids == t.enc.encode(text, allowed_special="all"), t.label
         assert t.tok.encode_ordinary(text) == t.enc.encode_ordinary(text), t.label
         assert t.tok.decode(ids) == text, t.label
+
+
+def test_pretoken_cache_is_per_tokenizer(data_dir: Path, gpt2_enc: tiktoken.Encoding) -> None:
+    # Each tokenizer keeps its own cache of recent pre-tokens (per thread): two vocabularies
+    # encoding the same words in turn on one thread must never see each other's ids.
+    small = bytepair.train(data_dir / "cs336" / "corpus.en", 400)
+    small_enc = oracles.from_tokenizer(small)
+    gpt2 = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt"
+    )
+    lines = read_text(data_dir / "en_ewt" / "en_ewt.dev.txt").splitlines(keepends=True)[:2000]
+    for line in lines:
+        assert gpt2.encode_ordinary(line) == gpt2_enc.encode_ordinary(line)
+        assert small.encode_ordinary(line) == small_enc.encode_ordinary(line)
+    # and a pickled copy (a fresh cache) agrees with the original's warm one
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(gpt2))
+    text = "".join(lines)
+    assert (
+        copy.encode_ordinary(text) == gpt2.encode_ordinary(text) == gpt2_enc.encode_ordinary(text)
+    )
