@@ -20,8 +20,8 @@ use crate::Rank;
 const KEY_MAX: usize = 30;
 /// Most ids kept for one piece.
 const IDS_MAX: usize = 8;
-/// Slots per thread: 2^14 x 64 bytes = 1 MiB, within a core's L2 cache.
-const SLOT_BITS: u32 = 14;
+/// Slots per thread: 2^16 x 64 bytes = 4 MiB (2^14 missed a fifth more of English words).
+const SLOT_BITS: u32 = 16;
 
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
