@@ -515,7 +515,9 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     print(curve.format_table(points))
     if args.output:
         try:
-            curve.plot_curve(points, args.output, title=os.path.basename(args.tokenizer))
+            curve.plot_curve(
+                points, args.output, title=f"compression curve: {os.path.basename(args.tokenizer)}"
+            )
         except ImportError as e:
             raise CLIError(str(e)) from None
         print(f"bytepair: wrote {args.output}", file=sys.stderr)
