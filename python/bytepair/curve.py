@@ -24,7 +24,7 @@ pre-token once with the first ``k`` merges and weights it by how often it occurs
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
@@ -119,8 +119,9 @@ def compression_curve(
 
     Args:
         tok: the full tokenizer; its first ``k`` merges make the size-``k`` tokenizer.
-        texts: the held-out text: path(s) or an iterable of str, as ``bytepair.count`` reads
-            them (each file or str is a document).
+        texts: the held-out text, any input ``bytepair.inputs.iter_chunks`` reads: path(s),
+            folders, globs, jsonl, parquet, compressed files, or an iterable of str (one
+            document each). Each document is held in memory whole while it is pre-tokenized.
         merges: the merge counts ``k`` to measure (default: ``default_sizes(tok)``).
         threads: threads for pre-tokenizing (default: one per core).
 
@@ -131,19 +132,24 @@ def compression_curve(
         ValueError: a ``k`` out of range (see ``first_merges``); bad input as ``count``.
         OSError: a file cannot be read.
     """
-    from .inputs import expand_paths, iter_chunks
+    from .inputs import iter_chunks
     from .train import count
 
-    paths = expand_paths(texts)
-    if paths is None:  # an iterable of str: kept, since it is read twice
-        docs = list(texts)  # type: ignore[arg-type]
-        texts = iter(docs)
-    counts = count(texts, pattern=tok.pattern, threads=threads, progress=False)
-    pieces = counts.items()
     n_bytes = n_docs = 0
-    for chunk, ends in iter_chunks(paths if paths is not None else iter(docs)):
-        n_bytes += len(chunk.encode("utf-8", "surrogatepass"))
-        n_docs += ends
+
+    def documents() -> Iterator[str]:  # each held-out document whole, counted on the way
+        nonlocal n_bytes, n_docs
+        parts: list[str] = []
+        for chunk, ends in iter_chunks(texts):
+            parts.append(chunk)
+            n_bytes += len(chunk.encode("utf-8", "surrogatepass"))
+            if ends:
+                n_docs += 1
+                yield "".join(parts)
+                parts = []
+
+    counts = count(documents(), pattern=tok.pattern, threads=threads, progress=False)
+    pieces = counts.items()
     points = []
     for k in default_sizes(tok) if merges is None else merges:
         sub = first_merges(tok, k)

@@ -302,9 +302,10 @@ def _encode_pieces(
     """Encodes pieces in batches on a worker thread while the main thread reads the next.
 
     At most one batch is being encoded and one being filled, so memory stays at about
-    ``4 * _UNIT_CHARS * n_threads`` characters plus their ids, whatever the corpus size.
+    ``2 * _UNIT_CHARS * min(2 * n_threads, 64)`` characters plus their ids, whatever the
+    corpus size.
     """
-    batch_chars = 2 * _UNIT_CHARS * n_threads
+    batch_chars = _UNIT_CHARS * min(2 * n_threads, 64)
     batch: list[tuple[str, bool]] = []
     size = 0
     in_flight: tuple[Future[list[list[int]]], list[bool]] | None = None

@@ -7,6 +7,7 @@ the pure-Python ``ReferenceTokenizer`` for GPT-2's first merges; a case worked b
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,13 @@ def test_cli_curve_table_and_plot(
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main([*args, "--sizes", "501"]) == 1
     assert "makes vocabularies of 257 to 500 tokens" in capsys.readouterr().err
+
+
+def test_held_out_jsonl_is_one_document_per_line(tok: bytepair.Tokenizer, tmp_path: Path) -> None:
+    rows = ["The first row.", "A second, longer row of text!", "x"]
+    path = tmp_path / "held.jsonl"
+    path.write_text("".join(json.dumps({"text": r}) + "\n" for r in rows), encoding="utf-8")
+    from_file = curve.compression_curve(tok, path, [0, 100, 243])
+    assert from_file == curve.compression_curve(tok, iter(rows), [0, 100, 243])
+    assert [p.n_documents for p in from_file] == [3, 3, 3]
+    assert from_file[1].n_tokens == sum(len(curve.first_merges(tok, 100).encode(r)) for r in rows)
