@@ -147,6 +147,10 @@ def encode_to_file(
     """
     out = os.fspath(out)
     eot_id = _eot_id(tok, eot)
+    tok.encode("", allowed_special=allowed_special)  # a bad special-token name fails now
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(2, "No such folder for the output", folder)
     dtype = ids_dtype(tok.n_vocab)
     n_threads = num_threads or os.cpu_count() or 1
     paths = expand_paths(inputs)  # resolved once: a glob or folder is listed one time only
@@ -161,8 +165,7 @@ def encode_to_file(
     if any("\n" in s for s in specials):  # a cut point could fall inside a special token
         cut = None
 
-    folder = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out) + ".", suffix=".tmp", dir=folder)
+    fd, tmp = _temporary_file(out)
     bar = _Progress(progress, _plain_text_bytes(paths))
     try:
         with os.fdopen(fd, "wb") as f:
@@ -423,8 +426,7 @@ def _read_sidecar(path: str) -> dict[str, Any]:
 
 
 def _write_json_atomic(path: str, doc: dict[str, Any]) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    fd, tmp = _temporary_file(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, ensure_ascii=False)
@@ -434,6 +436,16 @@ def _write_json_atomic(path: str, doc: dict[str, Any]) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _temporary_file(path: str) -> tuple[int, str]:
+    """A new file beside ``path`` to rename over it, with the permissions ``open`` gives."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    return fd, tmp
 
 
 def _plain_text_bytes(paths: list[str] | None) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,6 @@ from bytepair.cli import main
 from bytepair.reference import pretokenize
 
 EOT = "<|endoftext|>"
-PATTERNS = {"gpt2": bytepair.reference.GPT2_PATTERN}
 PRESETS = ["gpt2", "cl100k", "o200k"]
 
 
@@ -312,3 +312,21 @@ def test_cli_encode_errors(
     assert main(["encode", "-t", str(tok_path), str(tmp_path / "no.txt"), "-o", str(out)]) == 1
     assert "no.txt: No such file or directory" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_output_checks_and_permissions(story_tok: bytepair.Tokenizer, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="No such folder for the output"):
+        bytepair.encode_to_file(story_tok, iter(["a"]), tmp_path / "no" / "ids.bin")
+    with pytest.raises(ValueError, match=r"not special tokens of this tokenizer: \['<\|x\|>'\]"):
+        bytepair.encode_to_file(
+            story_tok, iter(["a"]), tmp_path / "i.bin", allowed_special={"<|x|>"}
+        )
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "ids.npy"
+    old = os.umask(0o022)
+    try:
+        bytepair.encode_to_file(story_tok, iter(["a"]), out, progress=False)
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644  # as open() makes it, not mkstemp's 0600
+    assert (tmp_path / "ids.npy.json").stat().st_mode & 0o777 == 0o644
