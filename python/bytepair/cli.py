@@ -446,12 +446,9 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
 
 
 def _eot_ids(tok, name: str | None) -> list[int]:  # type: ignore[no-untyped-def]
-    if name is None:
-        return []
-    if name not in tok.special_tokens:
-        have = ", ".join(tok.special_tokens) or "none"
-        raise CLIError(f"--eot: the tokenizer has no special token {name!r} (it has: {have})")
-    return [tok.special_tokens[name]]
+    from .ids import _eot_id
+
+    return [] if name is None else [_eot_id(tok, name)]  # type: ignore[list-item]
 
 
 def _is_plain_text(path: str) -> bool:

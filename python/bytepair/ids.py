@@ -128,7 +128,8 @@ def encode_to_file(
             raw little-endian integers (``.bin`` by convention). Written to a temporary file
             and renamed, so an interrupted run leaves no partial file.
         eot: ``True`` puts ``<|endoftext|>`` after every document; a string names another
-            special token to put there.
+            special token to put there (or a token of that text: GPT-2's ``vocab.json``
+            has ``<|endoftext|>`` as id 50256 without declaring it special).
         allowed_special: special tokens whose text becomes their id (``"all"`` for all);
             the text of any other special token is encoded as ordinary text.
         num_threads: threads for encoding (default: one per core).
@@ -388,17 +389,23 @@ class _Writer:
 
 
 def _eot_id(tok: Tokenizer, eot: bool | str) -> int | None:
+    """The id to put after each document: a special token's, or (GPT-2's vocab.json loaded
+    without special tokens) the id of the ordinary token with exactly that text."""
     if eot is False:
         return None
     name = "<|endoftext|>" if eot is True else eot
     specials = tok.special_tokens
-    if name not in specials:
-        have = ", ".join(map(repr, specials)) or "none"
-        raise ValueError(
-            f"the tokenizer has no special token {name!r} to end documents with "
-            f"(its special tokens: {have}); train it with --special-token {name!r}"
-        )
-    return specials[name]
+    if name in specials:
+        return specials[name]
+    data = name.encode("utf-8")
+    found = [i for i, b in tok.vocab.items() if b == data]
+    if found:
+        return min(found)
+    have = ", ".join(map(repr, specials)) or "none"
+    raise ValueError(
+        f"the tokenizer has no special token {name!r} to end documents with "
+        f"(its special tokens: {have}); train it with --special-token {name!r}"
+    )
 
 
 def _npy_header(dtype: np.dtype[Any], n: int) -> bytes:

@@ -330,3 +330,15 @@ def test_output_checks_and_permissions(story_tok: bytepair.Tokenizer, tmp_path: 
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o644  # as open() makes it, not mkstemp's 0600
     assert (tmp_path / "ids.npy.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_cli_gpt2_folder_eot_is_its_endoftext_token(data_dir: Path, tmp_path: Path) -> None:
+    # GPT-2's vocab.json has <|endoftext|> (50256) without declaring it special
+    files = [data_dir / "cs336" / n for n in ("german.txt", "address.txt")]
+    out = tmp_path / "ids.bin"
+    args = ["encode", "-t", str(data_dir / "gpt2"), *map(str, files), "-o", str(out), "--eot"]
+    assert main([*args, "--no-progress"]) == 0
+    r50k = encoding(data_dir, "r50k_base")  # tiktoken's ids for GPT-2
+    docs = [f.read_text(encoding="utf-8") for f in files]
+    assert bytepair.open_ids(out).tolist() == expected(r50k, docs, eot=True)
+    assert expected(r50k, docs, eot=True).count(50256) == 2
