@@ -10,6 +10,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -342,3 +344,31 @@ def test_cli_gpt2_folder_eot_is_its_endoftext_token(data_dir: Path, tmp_path: Pa
     docs = [f.read_text(encoding="utf-8") for f in files]
     assert bytepair.open_ids(out).tolist() == expected(r50k, docs, eot=True)
     assert expected(r50k, docs, eot=True).count(50256) == 2
+
+
+def peak_rss_mb(data_dir: Path, corpus: Path, out: Path) -> float:
+    """Peak RSS of a fresh process that encodes ``corpus`` with GPT-2 into ``out``."""
+    code = (
+        "import resource, sys, bytepair\n"
+        "tok = bytepair.get_encoding('r50k_base', path=sys.argv[1])\n"
+        "bytepair.encode_to_file(tok, sys.argv[2], sys.argv[3], eot=True, progress=False)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"  # KiB on Linux
+    )
+    rank_file = data_dir / "tiktoken" / "r50k_base.tiktoken"
+    args = [sys.executable, "-c", code, str(rank_file), str(corpus), str(out)]
+    done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=600)
+    return int(done.stdout.split()[-1]) / 1024
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux only")
+def test_memory_is_bounded_on_the_largest_corpus(data_dir: Path, tmp_path: Path) -> None:
+    big = data_dir / "corpora" / "english_gutenberg.txt"  # 45 MB, 12.2 M GPT-2 tokens
+    small = tmp_path / "small.txt"
+    with open(big, "rb") as f:
+        small.write_bytes(f.read(1 << 20).rsplit(b"\n", 1)[0])
+    base = peak_rss_mb(data_dir, small, tmp_path / "small.bin")
+    peak = peak_rss_mb(data_dir, big, tmp_path / "big.bin")
+    n = len(bytepair.open_ids(tmp_path / "big.bin"))
+    assert n == 12162280 + 1  # tiktoken's count (shared data README) + the eot token
+    # holding the text (45 MB) and the ids as a list (12 M ints, ~440 MB) would cost far more
+    assert peak - base < 150, f"peak RSS {peak:.0f} MB vs {base:.0f} MB for 1 MB of text"
