@@ -14,6 +14,7 @@ of ids, on all cores and in bounded memory, and writes it as raw little-endian i
     [258, 32, 258, 101, 114, 256, 258, 101, 115, 116, 256]
     >>> info["dtype"], info["n_tokens"], info["n_documents"]
     ('uint16', 11, 2)
+    >>> import shutil; shutil.rmtree(os.path.dirname(out))
 
 Ids: each document is encoded on its own (no pre-token spans two documents), exactly as
 ``Tokenizer.encode(document, allowed_special=...)``; ``eot`` puts the end-of-text token after

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -372,3 +373,29 @@ def test_memory_is_bounded_on_the_largest_corpus(data_dir: Path, tmp_path: Path)
     assert n == 12162280 + 1  # tiktoken's count (shared data README) + the eot token
     # holding the text (45 MB) and the ids as a list (12 M ints, ~440 MB) would cost far more
     assert peak - base < 150, f"peak RSS {peak:.0f} MB vs {base:.0f} MB for 1 MB of text"
+
+
+@pytest.fixture(scope="module")
+def preset_toks() -> dict[str, bytepair.Tokenizer]:
+    corpus = "Hello world.\nHello\n\nworld!\n  ab ab.\n\n\nAB 12 12.\r\n" * 20
+    return {
+        p: bytepair.train(iter([corpus]), 320, pattern=p, special_tokens=[EOT]) for p in PRESETS
+    }
+
+
+@pytest.mark.parametrize("name", PRESETS)
+@given(docs=st.lists(st.text(alphabet="Helo wrd.!\n\r AB12é字", max_size=60), max_size=4))
+def test_any_chunking_gives_encode_ids(
+    preset_toks: dict[str, bytepair.Tokenizer], name: str, docs: list[str]
+) -> None:
+    # tiny chunks, pieces and streaming thresholds: every cut and stream path is taken
+    tok = preset_toks[name]
+    with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as folder:
+        mp.setattr(bytepair.inputs, "CHUNK_CHARS", 3)
+        mp.setattr(ids_mod, "_UNIT_CHARS", 5)
+        mp.setattr(ids_mod, "_STREAM_AFTER", 25)
+        mp.setattr(ids_mod, "_BATCH_DOCS", 2)
+        out = os.path.join(folder, "ids.bin")
+        info = bytepair.encode_to_file(tok, iter(docs), out, eot=True, progress=False)
+        assert bytepair.open_ids(out).tolist() == expected(tok, docs, eot=True)
+        assert info["n_documents"] == len(docs)
