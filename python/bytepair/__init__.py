@@ -13,11 +13,13 @@ from ._core import __version__
 from .encodings import encoding_for_model, get_encoding, list_encoding_names
 from .formats import load
 from .ids import encode_to_file, open_ids
+from .stream import StreamDecoder
 from .tokenizer import Tokenizer
 from .train import PretokenCounts, count, train, train_bpe, train_from_counts
 
 __all__ = [
     "PretokenCounts",
+    "StreamDecoder",
     "Tokenizer",
     "__version__",
     "count",

@@ -11,9 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from . import _core
+from .stream import StreamDecoder
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["Tokenizer"]
 
@@ -253,16 +258,55 @@ class Tokenizer:
     def _encode(
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> list[int]:
+        matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
+        if ordinary:
+            return self._core.encode_ordinary(text)
+        return self._core.encode(text, matcher)
+
+    def _prepare(
+        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[_core.AllowedSpecial | None, bool]:
+        """Checks ``text`` for disallowed special tokens; returns (matcher, ordinary) for the
+        core: ``ordinary`` when no special token is allowed, ``matcher`` None for all."""
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if disallowed:
             found = self._matcher(disallowed).find(text)
             if found is not None:
                 raise _disallowed_error(found)
         if not allowed:
-            return self._core.encode_ordinary(text)
+            return None, True
         if allowed == self._special_set:
-            return self._core.encode(text)
-        return self._core.encode(text, self._matcher(allowed))
+            return None, False
+        return self._matcher(allowed), False
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """Encodes ``text`` like ``encode`` straight into a numpy array (as tiktoken does).
+
+        No Python int is made per token, so this is the fast way to turn large texts into
+        training data.
+
+        Returns:
+            a read-only ``numpy.ndarray`` of dtype ``uint32`` and shape ``(n_tokens,)``.
+
+        Raises:
+            ValueError: as ``encode``.
+        """
+        import numpy as np
+
+        try:
+            matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
+            buf = self._core.encode_to_bytes(text, matcher, ordinary)
+        except UnicodeEncodeError:
+            text = _fix_surrogates(text)
+            matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
+            buf = self._core.encode_to_bytes(text, matcher, ordinary)
+        return np.frombuffer(buf, dtype=np.dtype("<u4"))
 
     def _policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
@@ -325,10 +369,7 @@ class Tokenizer:
         num_threads: int | None,
         check: _core.AllowedSpecial | None,
     ) -> list[list[int]]:
-        if num_threads is not None:
-            if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
-                raise ValueError(f"num_threads must be an int >= 0 or None, got {num_threads!r}")
-            num_threads = min(num_threads, 1 << 16)  # an upper bound; the core caps it further
+        num_threads = _check_threads(num_threads)
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, not one str")
         texts = list(texts)
@@ -435,6 +476,63 @@ class Tokenizer:
         """
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
+    def decode_batch(
+        self,
+        batch: Sequence[Sequence[int]],
+        *,
+        errors: str = "replace",
+        num_threads: int | None = None,
+    ) -> list[str]:
+        """``decode`` of each id list, in parallel (Rust threads, GIL released).
+
+        Args:
+            batch: id lists.
+            errors: as ``decode``.
+            num_threads: threads to use (default: one per core).
+
+        Raises:
+            KeyError: an id is not in the vocabulary.
+        """
+        return [
+            b.decode("utf-8", errors=errors)
+            for b in self.decode_bytes_batch(batch, num_threads=num_threads)
+        ]
+
+    def decode_bytes_batch(
+        self, batch: Sequence[Sequence[int]], *, num_threads: int | None = None
+    ) -> list[bytes]:
+        """``decode_bytes`` of each id list, in parallel.
+
+        Raises:
+            KeyError: an id is not in the vocabulary.
+        """
+        if isinstance(batch, (str, bytes)):
+            raise TypeError(f"batch must be a sequence of id lists, not {type(batch).__name__}")
+        num_threads = _check_threads(num_threads)
+        batch = list(batch)
+        for ids in batch:
+            if isinstance(ids, (str, bytes)):
+                raise TypeError(f"each item must be a sequence of ints, not {type(ids).__name__}")
+        try:
+            return self._core.decode_batch(batch, num_threads)
+        except OverflowError:
+            bad = next(t for ids in batch for t in ids if not 0 <= t < 2**32)
+            raise KeyError(f"unknown token id {bad!r}") from None
+
+    def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
+        """A decoder for ids that arrive a few at a time (generation, streaming output).
+
+        Its ``decode(ids)`` returns the text that is complete so far and holds back the bytes
+        of a UTF-8 character split between tokens until the rest arrives; ``flush()`` ends
+        the stream. The texts it returns concatenate to ``decode(all ids, errors)``.
+
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+        >>> dec = tok.stream_decoder()
+        >>> [dec.decode(tok.encode("é")[:1]), dec.decode(tok.encode("é")[1:]), dec.flush()]
+        ['', 'é', '']
+        """
+        return StreamDecoder(self.decode_bytes, errors)
+
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token.
 
@@ -537,6 +635,14 @@ def _resolve_pattern(pattern: str) -> str:
             f"{', '.join(sorted(_PRESET_NAMES))}; any other pattern must be a regex"
         )
     return pattern
+
+
+def _check_threads(num_threads: object) -> int | None:
+    if num_threads is None:
+        return None
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+        raise ValueError(f"num_threads must be an int >= 0 or None, got {num_threads!r}")
+    return min(num_threads, 1 << 16)  # an upper bound; the core caps it further
 
 
 def _check_id(i: object) -> int:

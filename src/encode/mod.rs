@@ -8,9 +8,12 @@
 //! (rank, merged id), built once from the vocabulary, so the hot loop hashes integers, not
 //! byte strings.
 
+mod cache;
 mod merge;
 
 use rustc_hash::FxHashMap;
+
+use cache::PieceCache;
 
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
 use crate::{Error, Rank, Result};
@@ -37,6 +40,8 @@ pub struct Encoder {
     special_ids: Vec<Rank>,
     specials: SpecialMatcher,
     pretok: Pretokenizer,
+    /// Recent pre-tokens and their ids, per thread.
+    cache: PieceCache,
 }
 
 #[inline]
@@ -123,6 +128,7 @@ impl Encoder {
             special_ids: specials.iter().map(|s| s.1).collect(),
             specials: matcher,
             pretok,
+            cache: PieceCache::default(),
         })
     }
 
@@ -157,8 +163,11 @@ impl Encoder {
     }
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
-        self.pretok
-            .for_each(text, |piece| self.encode_piece(piece.as_bytes(), out))
+        self.cache.with(|cache| {
+            self.pretok.for_each(text, |piece| {
+                cache.encode(piece.as_bytes(), out, |p, o| self.encode_piece(p, o))
+            })
+        })
     }
 
     /// Encodes text where the special tokens found by `allowed` become their ids.

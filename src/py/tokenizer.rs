@@ -98,6 +98,34 @@ impl CoreBPE {
         self.id_list(py, &ids)
     }
 
+    /// The ids of `encode` / `encode_ordinary` as little-endian uint32 bytes, for numpy:
+    /// no Python int is made per token.
+    #[pyo3(signature = (text, allowed=None, ordinary=false))]
+    fn encode_to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<&AllowedSpecial>,
+        ordinary: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let allowed = allowed.map(|a| &a.inner);
+        let bytes = py
+            .detach(|| {
+                let ids = if ordinary {
+                    self.enc.encode_ordinary(text)?
+                } else {
+                    self.enc.encode_with_special(text, allowed)?
+                };
+                Ok::<_, crate::Error>(
+                    ids.iter()
+                        .flat_map(|i| i.to_le_bytes())
+                        .collect::<Vec<u8>>(),
+                )
+            })
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     /// Encodes many texts in parallel (rayon), the GIL released. Returns the id lists, or
     /// (when `disallowed` is given and one of its tokens occurs in a text) that token.
     #[pyo3(signature = (texts, allowed=None, ordinary=false, num_threads=None, disallowed=None))]
@@ -197,6 +225,35 @@ impl CoreBPE {
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = py.detach(|| self.enc.decode_bytes(&ids)).map_err(to_py)?;
         Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// `decode_bytes` of each id list, in parallel (rayon), the GIL released.
+    #[pyo3(signature = (batch, num_threads=None))]
+    fn decode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch: Vec<Vec<Rank>>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        const PARALLEL_MIN_IDS: usize = 1 << 14;
+        let total: usize = batch.iter().map(Vec::len).sum();
+        let all = py
+            .detach(|| {
+                let one = |ids: &Vec<Rank>| self.enc.decode_bytes(ids);
+                if total < PARALLEL_MIN_IDS || num_threads == Some(1) {
+                    return Ok(batch.iter().map(one).collect::<crate::Result<Vec<_>>>());
+                }
+                let per_job = (PARALLEL_MIN_IDS * batch.len() / total.max(1)).max(1);
+                run_in_pool(num_threads, || {
+                    batch
+                        .par_iter()
+                        .with_min_len(per_job)
+                        .map(one)
+                        .collect::<crate::Result<Vec<_>>>()
+                })
+            })?
+            .map_err(to_py)?;
+        Ok(all.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: Rank) -> PyResult<Bound<'py, PyBytes>> {

@@ -13,20 +13,28 @@ files. Every other shared corpus file is covered in full, every line.
 
 from __future__ import annotations
 
-import functools
 import io
-import os
 import random
 import string
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 from unittest import mock
 
 import oracles
 import pytest
 import tiktoken
+from corpus import (
+    ALL_FILES,
+    ATOMS,
+    BIG_CHARS,
+    BIG_FILES,
+    any_text,
+    assert_all_equal,
+    assert_ids_equal,
+    corpus_slices,
+    read_text,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,132 +43,6 @@ import bytepair.tokenizer
 from bytepair.reference import PATTERNS, ReferenceTokenizer
 
 EOT = "<|endoftext|>"
-
-BIG_FILES = ["corpora/english_gutenberg.txt", "corpora/python_stdlib.txt"]
-SMALL_FILES = [
-    "corpora/multilingual/ar.txt",
-    "corpora/multilingual/emoji-test.txt",
-    "corpora/multilingual/emoji_cldr.txt",
-    "corpora/multilingual/hi.txt",
-    "corpora/multilingual/ja.txt",
-    "corpora/multilingual/ru.manifest.txt",
-    "corpora/multilingual/ru.txt",
-    "corpora/multilingual/zh.txt",
-    "en_ewt/LICENSE.txt",
-    "en_ewt/en_ewt.dev.txt",
-    "en_ewt/en_ewt.test.txt",
-    "en_ewt/en_ewt.train.txt",
-    "cs336/address.txt",
-    "cs336/corpus.en",
-    "cs336/german.txt",
-    "cs336/special_token_double_newlines_non_whitespace.txt",
-    "cs336/special_token_trailing_newlines.txt",
-    "cs336/tinystories_sample.txt",
-    "cs336/train-bpe-reference-merges.txt",
-]
-ALL_FILES = BIG_FILES + SMALL_FILES
-BIG_CHARS = int(float(os.environ.get("BYTEPAIR_BIG_MB", "6")) * 1_000_000)
-
-# pieces of text that tend to break tokenizers: emoji (ZWJ, flags, skin tones), CJK, combining
-# marks, CRLF, NUL, unusual whitespace, contractions, digit runs, "/" (o200k), "<|" and "|>"
-ATOMS = [
-    "😀",
-    "👨‍👩‍👧",
-    "🇯🇵",
-    "👍🏽",
-    "日本語",
-    "中文",
-    "한국어",
-    "Ünïcödé",
-    "e\u0301",
-    "\r\n",
-    "\r",
-    "\n",
-    "\n\n\n",
-    "\x00",
-    "\t",
-    " ",
-    "   ",
-    " " * 40,
-    "\x0b\x0c",
-    "\x85",
-    "\u00a0",
-    "\u2028",
-    "\u3000",
-    "\u200b",
-    "\ufeff",
-    "\x1c",
-    "'s",
-    "'ll",
-    "'S",
-    "Hello",
-    " world",
-    "x",
-    "123456789",
-    " 42",
-    "!",
-    "...",
-    "/",
-    "//",
-    "<|",
-    "|>",
-    "\U0010ffff",
-    "\ufffd",
-]
-atom_text = st.lists(st.one_of(st.sampled_from(ATOMS), st.text(max_size=4)), max_size=40).map(
-    "".join
-)
-whitespace_text = st.text(alphabet=" \t\n\r\x0b\x0c\x85\u00a0\u1680\u2028\u3000", max_size=300)
-any_text = st.one_of(st.text(), atom_text, whitespace_text)
-
-
-# ------------------------------------------------------------------------------ fixtures/helpers
-
-
-@functools.cache
-def _read(path: Path) -> str:
-    # newline="" keeps "\r\n" and lone "\r" exactly as in the file
-    with open(path, encoding="utf-8", newline="") as f:
-        return f.read()
-
-
-def _line_start(text: str, pos: int) -> int:
-    """The start of the line holding ``pos`` (so slices never cut a line)."""
-    return 0 if pos <= 0 else text.rfind("\n", 0, pos) + 1
-
-
-def corpus_slices(data_dir: Path, rel: str) -> tuple[str, str]:
-    """(text whose lines are compared one by one, text encoded in one call)."""
-    text = _read(data_dir / rel)
-    if rel not in BIG_FILES or BIG_CHARS <= 0 or len(text) <= 2 * BIG_CHARS:
-        return text, text
-    mid = _line_start(text, BIG_CHARS)
-    end = _line_start(text, mid + BIG_CHARS)
-    return text[:mid], text[mid:end]
-
-
-def assert_all_equal(got: Sequence[Any], expected: Sequence[Any], inputs: Sequence[str]) -> None:
-    """Equality of many results, reporting the first input that differs (not a huge diff)."""
-    assert len(got) == len(expected) == len(inputs)
-    for i, (g, e) in enumerate(zip(got, expected)):
-        if g != e:
-            pytest.fail(
-                f"input #{i} {inputs[i][:300]!r} (len {len(inputs[i])}):\n"
-                f"  expected {e[:60]}\n  got      {g[:60]}"
-            )
-
-
-def assert_ids_equal(got: list[int], expected: list[int]) -> None:
-    """Equality of two long id lists, reporting where they first differ."""
-    if got != expected:
-        k = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), None)
-        if k is None:
-            k = min(len(got), len(expected))
-        pytest.fail(
-            f"ids differ at index {k} (lengths {len(got)} vs {len(expected)} expected):\n"
-            f"  expected {expected[max(0, k - 5) : k + 10]}\n"
-            f"  got      {got[max(0, k - 5) : k + 10]}"
-        )
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +134,7 @@ def test_encode_iterable_over_file_object(
         _, text = corpus_slices(data_dir, rel)
         f: io.TextIOBase = io.StringIO(text, newline="")
     else:
-        text = _read(path)
+        text = read_text(path)
         f = open(path, encoding="utf-8", newline="")  # noqa: SIM115
     t0 = time.perf_counter()
     expected = gpt2_enc.encode(text, allowed_special="all")
@@ -276,7 +158,7 @@ def test_gpt2_readme_token_counts(data_dir: Path, gpt2: bytepair.Tokenizer) -> N
         "corpora/multilingual/emoji-test.txt": 356220,
     }
     for rel, n in counts.items():
-        assert len(gpt2.encode_ordinary(_read(data_dir / rel))) == n, rel
+        assert len(gpt2.encode_ordinary(read_text(data_dir / rel))) == n, rel
 
 
 # ------------------------------------------------------------------------------ GPT-2 vocabulary
@@ -443,7 +325,7 @@ def test_long_pretokens(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, n
 
 @pytest.fixture(scope="module")
 def ewt_lines(data_dir: Path) -> list[str]:
-    return _lines(_read(data_dir / "en_ewt" / "en_ewt.dev.txt"))
+    return _lines(read_text(data_dir / "en_ewt" / "en_ewt.dev.txt"))
 
 
 @pytest.mark.parametrize("num_threads", [None, 1, 2, 8])
@@ -584,7 +466,7 @@ def test_encode_iterable_tiny_buffer(
 
 
 def test_encode_iterable_single_chars(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
-    text = _read(data_dir / "cs336" / "corpus.en")
+    text = read_text(data_dir / "cs336" / "corpus.en")
     text = (text + EOT + "\n\n\n") * 2
     got = list(gpt2.encode_iterable(iter(text), allowed_special="all"))
     assert_ids_equal(got, gpt2.encode(text, allowed_special="all"))
@@ -592,7 +474,7 @@ def test_encode_iterable_single_chars(data_dir: Path, gpt2: bytepair.Tokenizer) 
 
 def test_encode_iterable_is_lazy_and_raises(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
     # ids of the first megabyte come out before the generator reaches a disallowed special
-    text = _read(data_dir / "en_ewt" / "en_ewt.train.txt")
+    text = read_text(data_dir / "en_ewt" / "en_ewt.train.txt")
     consumed = []
 
     def lines():
@@ -614,7 +496,7 @@ def test_encode_iterable_newline_free_stream_is_linear(
 ) -> None:
     # a stream without newlines (say one long JSON line) in small chunks: the whole text
     # must not be re-joined and re-searched for every chunk (quadratic time)
-    text = _read(data_dir / "corpora" / "english_gutenberg.txt")[:1_500_000].replace("\n", " ")
+    text = read_text(data_dir / "corpora" / "english_gutenberg.txt")[:1_500_000].replace("\n", " ")
     chunks = [text[i : i + 300] for i in range(0, len(text), 300)]
     t0 = time.perf_counter()
     expected = gpt2.encode(text)
@@ -643,7 +525,7 @@ class Trained:
 
     def __init__(self, data_dir: Path, rel: str, vocab_size: int, pattern: str) -> None:
         self.label = f"{rel}@{vocab_size}/{pattern}"
-        self.text = _read(data_dir / rel)
+        self.text = read_text(data_dir / rel)
         self.tok = bytepair.train(data_dir / rel, vocab_size, special_tokens=[EOT], pattern=pattern)
         self.ref = ReferenceTokenizer(self.tok.vocab, self.tok.merges, [EOT], pattern)
         self.enc = oracles.from_tokenizer(self.tok, self.label)
@@ -693,3 +575,25 @@ def test_trained_hypothesis_equals_oracles(trained: list[Trained], text: str) ->
         assert ids == t.enc.encode(text, allowed_special="all"), t.label
         assert t.tok.encode_ordinary(text) == t.enc.encode_ordinary(text), t.label
         assert t.tok.decode(ids) == text, t.label
+
+
+def test_pretoken_cache_is_per_tokenizer(data_dir: Path, gpt2_enc: tiktoken.Encoding) -> None:
+    # Each tokenizer keeps its own cache of recent pre-tokens (per thread): two vocabularies
+    # encoding the same words in turn on one thread must never see each other's ids.
+    small = bytepair.train(data_dir / "cs336" / "corpus.en", 400)
+    small_enc = oracles.from_tokenizer(small)
+    gpt2 = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt"
+    )
+    lines = read_text(data_dir / "en_ewt" / "en_ewt.dev.txt").splitlines(keepends=True)[:2000]
+    for line in lines:
+        assert gpt2.encode_ordinary(line) == gpt2_enc.encode_ordinary(line)
+        assert small.encode_ordinary(line) == small_enc.encode_ordinary(line)
+    # and a pickled copy (a fresh cache) agrees with the original's warm one
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(gpt2))
+    text = "".join(lines)
+    assert (
+        copy.encode_ordinary(text) == gpt2.encode_ordinary(text) == gpt2_enc.encode_ordinary(text)
+    )

@@ -503,3 +503,41 @@ def test_special_token_already_in_vocab_keeps_id(data_dir: Path) -> None:
     assert tok.special_tokens == {PAD: 50257, EOT: 50256}
     assert tok.decode([50257, 50256]) == PAD + EOT
     assert tok.encode(PAD + EOT, allowed_special="all") == [50257, 50256]
+
+
+def test_a_thousand_special_tokens(data_dir: Path, gpt2_enc: tiktoken.Encoding) -> None:
+    # Models register hundreds of reserved tokens; every policy must still match tiktoken,
+    # and a call allowing one token searches only for it (cheap to build, cached).
+    specials = {f"<|reserved_{i}|>": 50257 + i for i in range(1000)}
+    specials[EOT] = 50256
+    tok = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt", special_tokens=specials
+    )
+    assert tok.special_tokens == specials and tok.n_vocab == 51257
+    enc = tiktoken.Encoding(
+        "gpt2_1000",
+        pat_str=gpt2_enc._pat_str,
+        mergeable_ranks=gpt2_enc._mergeable_ranks,
+        special_tokens=specials,
+    )
+    with open(data_dir / "cs336" / "tinystories_sample.txt", encoding="utf-8") as f:
+        story = f.read(100_000)
+    text = story.replace(". ", ". <|reserved_7|>").replace("\n", "<|reserved_999|>\n")
+    text += "<|reserved_1000|><|reserved_|><|endoftext|>"
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    one = {"<|reserved_7|>"}
+    got = tok.encode(text, allowed_special=one, disallowed_special=())
+    assert got == enc.encode(text, allowed_special=one, disallowed_special=())
+    assert got.count(50264) == text.count("<|reserved_7|>") > 0
+    with pytest.raises(ValueError, match="reserved_999"):
+        tok.encode(text, allowed_special=one)
+    assert (
+        tok.encode_batch([text] * 3, allowed_special="all")
+        == [enc.encode(text, allowed_special="all")] * 3
+    )
+
+
+@pytest.mark.parametrize("bad", ["", None, 3])
+def test_empty_or_non_string_special_token_rejected(bad: object) -> None:
+    with pytest.raises(ValueError, match="special tokens must be non-empty strings"):
+        bytepair.Tokenizer(BYTES, [], special_tokens=[EOT, bad])  # type: ignore[list-item]

@@ -1,0 +1,394 @@
+#!/usr/bin/env python
+"""Encoding speed of bytepair beside tiktoken, fastokens, bpe-openai and HF tokenizers.
+
+One run measures, for the ``gpt2``, ``cl100k_base`` and ``o200k_base`` encodings on English
+prose, Python source and a multilingual mix (zh, ja, ru, ar, hi, emoji names):
+
+* **single thread**: ``encode_ordinary`` of one large text, the process pinned to one CPU
+  (fastokens and HF otherwise spread one call over several threads);
+* **batch**: the text's lines in one ``encode_ordinary_batch`` call, every CPU.
+
+Cold, as users meet it: every timed call gets text no library has seen before (the corpus is
+cut into ``repeats + 1`` distinct slices; slice 0 warms every library up, slices 1.. are
+timed, libraries interleaved), so caches of earlier inputs (fastokens and HF keep one across
+calls) help only as far as real text repeats itself. Every library's ids are compared with
+tiktoken's on every timed call; a library that differs is marked and left out of the
+"fastest exact peer". Medians are reported in MB/s (10^6 bytes of UTF-8 per second) with
+bytepair's speedup (peer time / bytepair time: above 1, bytepair is faster).
+
+bpe-openai refuses texts of 1,000,000 characters or 200,000 tokens, and HF tokenizers slows down on
+very long inputs, so both get the text in exact pieces (cut after a "\\n" followed by a
+non-space, see ``_CUTS``) and their ids are concatenated.
+
+Usage::
+
+    python benches/encode_bench.py                 # ~10 minutes; writes BENCHMARKS.md
+    python benches/encode_bench.py --quick --out /tmp/B.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Callable
+
+import regex
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import (  # noqa: E402
+    cpu_snapshot,
+    data_dir,
+    fmt_ratio,
+    machine_line,
+    now,
+    other_load,
+    versions,
+    write_section,
+)
+
+ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
+MULTILINGUAL = ["zh", "ja", "ru", "ar", "hi", "emoji_cldr"]
+PEERS = ["tiktoken", "fastokens", "bpe-openai", "hf"]
+PIECE_CHARS = 500_000
+# Exact cuts: right after a "\n" followed by a non-space. With cl100k/o200k a pre-token never
+# spans it (their `\s*[\r\n]+` ends every whitespace run at its last newline); with gpt2 only
+# when a non-space also precedes the "\n" (`\s+(?!\S)` would keep a run together otherwise).
+_CUTS = {
+    "gpt2": regex.compile(r"(?<=\S)\n(?=\S)"),
+    "cl100k_base": regex.compile(r"\n(?=\S)"),
+    "o200k_base": regex.compile(r"\n(?=\S)"),
+}
+
+Encoder = dict[str, Callable[[Any], Any]]  # {"single": text -> ids, "batch": lines -> ids}
+
+
+def pieces(text: str, name: str, size: int = PIECE_CHARS) -> list[str]:
+    """``text`` in pieces of about ``size`` characters, cut only where the cut is exact."""
+    out, start = [], 0
+    while len(text) - start > size:
+        m = _CUTS[name].search(text, start + size)
+        if m is None:
+            break
+        out.append(text[start : m.end()])
+        start = m.end()
+    out.append(text[start:])
+    return out
+
+
+def split_lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+# ====================================================================== the libraries
+
+
+def build(name: str, data: Path, threads: int) -> tuple[dict[str, Encoder], dict[str, str]]:
+    """Each library's encoder for ``name``, built offline; and why any library is missing."""
+    import tiktoken
+    import tiktoken.load
+
+    import bytepair
+
+    spec = json.loads((data / "tiktoken" / "encodings.json").read_text(encoding="utf-8"))
+    base = "r50k_base" if name == "gpt2" else name
+    ranks_path = data / "tiktoken" / f"{base}.tiktoken"
+    pat = spec[base]["pat_str"]
+    specials = spec[base]["special_tokens"]
+    tt = tiktoken.Encoding(
+        name,
+        pat_str=pat,
+        mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(ranks_path)),
+        special_tokens=specials,
+    )
+    os.environ.setdefault("BYTEPAIR_DATA", str(data))
+    bp = bytepair.get_encoding(name)
+    libs: dict[str, Encoder] = {
+        "bytepair": {
+            "single": bp.encode_ordinary,
+            "batch": lambda lines: bp.encode_ordinary_batch(lines, num_threads=threads),
+        },
+        "tiktoken": {
+            "single": tt.encode_ordinary,
+            "batch": lambda lines: tt.encode_ordinary_batch(lines, num_threads=threads),
+        },
+    }
+    missing: dict[str, str] = {}
+    try:
+        import fastokens
+
+        ft = fastokens.Tokenizer.from_tiktoken(
+            str(ranks_path), pattern=pat, special_tokens=specials
+        )
+        libs["fastokens"] = {
+            "single": lambda t: ft.encode_ordinary(t).ids,
+            "batch": lambda lines: [e.ids for e in ft.encode_batch(lines)],
+        }
+    except ImportError as e:
+        missing["fastokens"] = str(e)
+    try:
+        import bpe_openai
+
+        if name == "gpt2":  # bpe-openai builds gpt2 through tiktoken's cache of GPT-2's files
+            tiktoken_cache_gpt2(data)
+        bo = bpe_openai.get_encoding(name)
+        libs["bpe-openai"] = {
+            "single": lambda t: [
+                i for p in pieces(t, name, 100_000) for i in bo.encode_ordinary(p)
+            ],
+            "batch": lambda lines: bo.encode_ordinary_batch(lines, num_threads=threads),
+        }
+    except Exception as e:  # not installed, or its files are not at hand offline
+        missing["bpe-openai"] = f"{type(e).__name__}: {e}"
+    hf = build_hf(bp, pat)
+    libs["hf"] = {
+        "single": lambda t: [
+            i for p in pieces(t, name) for i in hf.encode(p, add_special_tokens=False).ids
+        ],
+        "batch": lambda lines: [
+            e.ids for e in hf.encode_batch_fast(lines, add_special_tokens=False)
+        ],
+    }
+    return libs, missing
+
+
+def tiktoken_cache_gpt2(data: Path) -> None:
+    """Puts GPT-2's encoder.json / vocab.bpe (the shared vocab.json / merges.txt) where
+    tiktoken's cache looks for them (files named by the SHA-1 of their URL)."""
+    import hashlib
+    import shutil
+    import tempfile
+
+    cache = Path(os.environ.setdefault("TIKTOKEN_CACHE_DIR", tempfile.mkdtemp(prefix="tt-")))
+    url = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
+    for remote, local in [("vocab.bpe", "merges.txt"), ("encoder.json", "vocab.json")]:
+        target = cache / hashlib.sha1((url + remote).encode()).hexdigest()
+        if not target.exists():
+            shutil.copyfile(data / "gpt2" / local, target)
+
+
+def build_hf(tok: Any, pattern: str) -> Any:
+    """An HF ``tokenizers`` BPE with the same vocabulary, merges and pattern (Split + ByteLevel)."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+
+    from bytepair.reference import token_to_str
+
+    vocab = {
+        token_to_str(b): i for i, b in tok.vocab.items() if i not in tok.special_tokens.values()
+    }
+    merges = [(token_to_str(a), token_to_str(b)) for a, b in tok.merges]
+    hf = Tokenizer(models.BPE(vocab, merges))
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    return hf
+
+
+# ====================================================================== texts
+
+
+def slices(data: Path, corpus: str, count: int, size: int) -> list[str]:
+    """``count`` distinct texts of about ``size`` bytes each from one corpus, cut at lines."""
+    if corpus == "multilingual":
+        parts = [
+            slices_of(data / "corpora" / "multilingual" / f"{lang}.txt", count, None)
+            for lang in MULTILINGUAL
+        ]
+        return ["".join(p[k] for p in parts) for k in range(count)]
+    file = {"english": "english_gutenberg.txt", "code": "python_stdlib.txt"}[corpus]
+    return slices_of(data / "corpora" / file, count, size)
+
+
+def slices_of(path: Path, count: int, size: int | None) -> list[str]:
+    """``count`` consecutive line-aligned slices of ``size`` bytes (None: equal parts)."""
+    raw = path.read_bytes()
+    size = size or len(raw) // count
+    if size * count > len(raw):
+        raise SystemExit(f"{path} has {len(raw)} bytes, fewer than {count} x {size}")
+    out, start = [], 0
+    for _ in range(count):
+        end = raw.rfind(b"\n", start, start + size) + 1 or start + size
+        out.append(raw[start:end].decode("utf-8"))
+        start = end
+    return out
+
+
+# ====================================================================== timing
+
+
+def first_diff(a: Sequence[Any], b: Sequence[Any]) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def run(
+    libs: dict[str, Encoder],
+    mode: str,
+    texts: list[Any],
+    nbytes: list[int],
+    log: Callable[[str], None],
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Median MB/s of each library on texts[1:] (texts[0] warms up), and mismatches."""
+    for lib in libs.values():
+        lib[mode](texts[0])
+    speeds: dict[str, list[float]] = {k: [] for k in libs}
+    wrong: dict[str, str] = {}
+    for k, text in enumerate(texts[1:], 1):
+        out = {}
+        for name, lib in libs.items():
+            gc.collect()
+            gc.disable()
+            t0 = time.perf_counter()
+            out[name] = lib[mode](text)
+            dt = time.perf_counter() - t0
+            gc.enable()
+            speeds[name].append(nbytes[k] / dt / 1e6)
+        for name, ids in out.items():
+            if ids != out["tiktoken"] and name not in wrong:
+                i = first_diff(ids, out["tiktoken"])
+                unit = "line" if mode == "batch" else "token"
+                wrong[name] = f"slice {k}: differs from tiktoken at {unit} {i}"
+        log("    " + ", ".join(f"{n} {s[-1]:.1f}" for n, s in speeds.items()) + " MB/s")
+    return {k: statistics.median(v) for k, v in speeds.items()}, wrong
+
+
+# ====================================================================== report
+
+
+def table(results: list[dict[str, Any]], mode: str, libs: list[str]) -> str:
+    head = [
+        "encoding",
+        "corpus",
+        *[f"{lib} MB/s" for lib in libs],
+        "vs tiktoken",
+        "vs fastest exact peer",
+    ]
+    rows = [f"| {' | '.join(head)} |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
+    for r in results:
+        speed, wrong = r[mode], r[f"{mode}_wrong"]
+        cells = []
+        for lib in libs:
+            s = speed.get(lib)
+            cells.append(
+                "—" if s is None else f"{s:.1f}" + (" (not exact)" if lib in wrong else "")
+            )
+        ours = speed["bytepair"]
+        exact = {k: v for k, v in speed.items() if k not in wrong and k != "bytepair"}
+        best = max(exact, key=exact.__getitem__)
+        rows.append(
+            f"| {r['encoding']} | {r['corpus']} | {' | '.join(cells)} | "
+            f"{fmt_ratio(ours / speed['tiktoken'])} | {fmt_ratio(ours / exact[best])} ({best}) |"
+        )
+    return "\n".join(rows)
+
+
+def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict[str, str]) -> str:
+    libs = ["bytepair", *PEERS]
+    wrong = sorted(
+        {
+            f"{r['encoding']} {r['corpus']} {m}: {lib} {why}"
+            for r in results
+            for m in ("single", "batch")
+            for lib, why in r[f"{m}_wrong"].items()
+        }
+    )
+    lines = [
+        "## Encoding: bytepair vs tiktoken, fastokens, bpe-openai, HF tokenizers",
+        "",
+        f"`python benches/encode_bench.py{' --quick' if args.quick else ''}` — {header['when']}; "
+        f"{header['machine']}. {header['versions']}. Other processes kept "
+        f"{header['load']:.2f} CPUs busy on average during the run.",
+        "",
+        f"Cold: {args.repeats} timed slices of about {args.mb} MB per corpus (multilingual: "
+        f"{', '.join(MULTILINGUAL)}, one part of each file per slice), each new to every "
+        "library, after one warm-up slice; median MB/s. Ratios are bytepair's speedup "
+        "(bold below 1). tokendagger did not build on this machine (no wheel for it; its "
+        "source build failed), so it is not in the run.",
+        "",
+        "### Single thread (`encode_ordinary` of a whole slice, process pinned to one CPU)",
+        "",
+        table(results, "single", libs),
+        "",
+        f"### Batch (`encode_ordinary_batch` of a slice's lines, {args.threads} threads)",
+        "",
+        "fastokens and HF use their own thread pools (every CPU); bytepair, tiktoken and "
+        f"bpe-openai get `num_threads={args.threads}`.",
+        "",
+        table(results, "batch", libs),
+        "",
+        "Ids that differ from tiktoken: " + ("; ".join(wrong) if wrong else "none."),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--quick", action="store_true", help="1 MB slices, 1 timed repeat")
+    p.add_argument("--repeats", type=int, default=3, help="timed slices per corpus (default 3)")
+    p.add_argument("--mb", type=float, default=3.0, help="slice size in MB (default 3)")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--encodings", nargs="+", default=ENCODINGS)
+    p.add_argument("--corpora", nargs="+", default=["english", "code", "multilingual"])
+    p.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+    )
+    args = p.parse_args(argv)
+    if args.quick:
+        args.repeats, args.mb = 1, 1.0
+    data = data_dir()
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    all_cpus = os.sched_getaffinity(0)
+    one_cpu = {min(all_cpus)}
+    snap = cpu_snapshot()
+    results = []
+    for corpus in args.corpora:
+        texts = slices(data, corpus, args.repeats + 1, int(args.mb * 1e6))
+        nbytes = [len(t.encode("utf-8")) for t in texts]
+        lines = [split_lines(t) for t in texts]
+        for name in args.encodings:
+            libs, missing = build(name, data, args.threads)
+            for lib, why in missing.items():
+                log(f"  {lib} missing: {why}")
+            log(f"{name} / {corpus}: single thread")
+            os.sched_setaffinity(0, one_cpu)
+            try:
+                single, single_wrong = run(libs, "single", texts, nbytes, log)
+            finally:
+                os.sched_setaffinity(0, all_cpus)
+            log(f"{name} / {corpus}: batch")
+            batch, batch_wrong = run(libs, "batch", lines, nbytes, log)
+            results.append(
+                {
+                    "encoding": name,
+                    "corpus": corpus,
+                    "single": single,
+                    "single_wrong": single_wrong,
+                    "batch": batch,
+                    "batch_wrong": batch_wrong,
+                }
+            )
+            del libs
+    header = {
+        "when": now(),
+        "machine": machine_line(),
+        "versions": versions("tiktoken", "fastokens", "bpe-openai", "tokenizers"),
+        "load": other_load(snap, cpu_snapshot()),
+    }
+    text = report(results, args, header)
+    write_section(args.out, "encoding", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Decoding ids that arrive a few at a time.
+
+A token may end in the middle of a UTF-8 character (byte-level BPE makes tokens of byte
+sequences, not characters), so decoding each token on its own would print U+FFFD for the
+halves of a character split between two tokens. The stream decoder keeps those bytes until
+the character is complete, using Python's incremental UTF-8 decoder.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable
+from typing import Callable
+
+__all__ = ["StreamDecoder"]
+
+
+class StreamDecoder:
+    """Turns a stream of token ids into text, holding back incomplete UTF-8 characters.
+
+    Made by ``Tokenizer.stream_decoder(errors)``. Not thread-safe: one per stream.
+
+    Args:
+        decode_bytes: ids -> bytes (``Tokenizer.decode_bytes``).
+        errors: what to do with invalid UTF-8, as in ``bytes.decode``: ``"replace"`` (U+FFFD),
+            ``"strict"`` (raise ``UnicodeDecodeError``), ``"ignore"``, ...
+    """
+
+    def __init__(self, decode_bytes: Callable[[Iterable[int]], bytes], errors: str = "replace"):
+        self._decode_bytes = decode_bytes
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text completed by ``ids`` (may be ``""`` while a character is incomplete).
+
+        Raises:
+            KeyError: an id is not in the vocabulary (the stream's state is unchanged).
+        """
+        return self._utf8.decode(self._decode_bytes(list(ids)))
+
+    def flush(self) -> str:
+        """Ends the stream: returns what is held back, decoded with ``errors`` (an incomplete
+        character becomes U+FFFD under ``"replace"``), and resets the decoder."""
+        text = self._utf8.decode(b"", final=True)
+        self._utf8.reset()
+        return text
+
+    @property
+    def pending(self) -> bytes:
+        """The bytes held back: the start of a character still incomplete."""
+        return self._utf8.getstate()[0]

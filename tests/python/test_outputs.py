@@ -1,0 +1,139 @@
+"""Outputs beyond id lists: numpy arrays, batch decoding, and the stream decoder (issue 3).
+
+Oracles: tiktoken's ``encode_to_numpy`` and ``decode`` (encodings built offline from the
+shared rank files, ``oracles.py``), and ``Tokenizer.decode`` of the whole id list.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import tiktoken_encoding
+
+import bytepair
+from bytepair import encodings
+
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture(autouse=True)
+def _local_files_only(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BYTEPAIR_OFFLINE", "1")
+    monkeypatch.setenv("BYTEPAIR_DATA", str(data_dir))
+    monkeypatch.delenv("BYTEPAIR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/nonexistent-bytepair-test-cache")
+    encodings._cache.clear()
+
+
+def corpus_text(data_dir: Path) -> str:
+    parts = []
+    for rel, chars in [
+        ("corpora/english_gutenberg.txt", 200_000),
+        ("corpora/python_stdlib.txt", 200_000),
+        ("corpora/multilingual/ja.txt", 50_000),
+        ("corpora/multilingual/emoji-test.txt", 50_000),
+    ]:
+        with open(data_dir / rel, encoding="utf-8", newline="") as f:
+            parts.append(f.read(chars))
+    return EOT.join(parts)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_encode_to_numpy_equals_tiktoken(data_dir: Path, name: str) -> None:
+    tok, enc = bytepair.get_encoding(name), tiktoken_encoding(data_dir, name)
+    text = corpus_text(data_dir)
+    arr = tok.encode_to_numpy(text, allowed_special="all")
+    expected = enc.encode_to_numpy(text, allowed_special="all")
+    assert arr.dtype == np.uint32 and arr.shape == expected.shape
+    assert np.array_equal(arr, expected)
+    assert arr.tolist() == tok.encode(text, allowed_special="all")
+    assert not arr.flags.writeable  # a view of the core's buffer, as in tiktoken
+    ordinary = tok.encode_to_numpy(text, disallowed_special=())
+    assert ordinary.tolist() == enc.encode_ordinary(text)
+
+
+def test_encode_to_numpy_policy_and_edges(data_dir: Path) -> None:
+    tok = bytepair.get_encoding("cl100k_base")
+    assert tok.encode_to_numpy("").shape == (0,)
+    with pytest.raises(ValueError, match="<|endoftext|>"):
+        tok.encode_to_numpy("a" + EOT)
+    assert tok.encode_to_numpy(EOT, allowed_special={EOT}).tolist() == [100257]
+    # a lone surrogate encodes like U+FFFD, as in encode
+    assert tok.encode_to_numpy("\ud800x").tolist() == tok.encode("\ufffdx")
+    # ids above 65535 survive (o200k has 200k ids)
+    o200k = bytepair.get_encoding("o200k_base")
+    assert o200k.encode_to_numpy(EOT, allowed_special="all").tolist() == [199999]
+
+
+@pytest.mark.parametrize("num_threads", [None, 1, 2])
+def test_decode_batch_equals_decode(data_dir: Path, num_threads: int | None) -> None:
+    tok, enc = bytepair.get_encoding("cl100k_base"), tiktoken_encoding(data_dir, "cl100k_base")
+    lines = corpus_text(data_dir).splitlines(keepends=True)
+    batch = [enc.encode_ordinary(t) for t in lines]
+    # split some lists inside a character so that "replace" matters
+    batch += [ids[: len(ids) // 2] for ids in batch[:200]]
+    expected = [enc.decode(ids) for ids in batch]
+    assert tok.decode_batch(batch, num_threads=num_threads) == expected
+    assert tok.decode_bytes_batch(batch, num_threads=num_threads) == [
+        enc.decode_bytes(ids) for ids in batch
+    ]
+
+
+def test_decode_batch_bad_input(data_dir: Path) -> None:
+    tok = bytepair.get_encoding("gpt2")
+    assert tok.decode_batch([]) == []
+    assert tok.decode_batch([[], [31373]]) == ["", "hello"]
+    with pytest.raises(KeyError, match="50257"):
+        tok.decode_batch([[1], [50257]])
+    with pytest.raises(KeyError, match="-1"):
+        tok.decode_batch([[1], [-1]])
+    with pytest.raises(TypeError):
+        tok.decode_batch("abc")  # type: ignore[arg-type]
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode_batch([[tok.encode("鉴")[0]]], errors="strict")
+    with pytest.raises(ValueError, match="num_threads"):
+        tok.decode_batch([[1]], num_threads=-1)
+
+
+@settings(deadline=None)
+@given(
+    text=st.text(max_size=60),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=8),
+)
+def test_stream_decoder_equals_decode(data_dir: Path, text: str, cuts: list[int]) -> None:
+    tok = bytepair.get_encoding("cl100k_base")
+    ids = tok.encode_ordinary(text)
+    # cutting after every id in some runs, anywhere in others
+    pieces, last = [], 0
+    for c in sorted({min(c, len(ids)) for c in cuts}) + [len(ids)]:
+        pieces.append(ids[last:c])
+        last = c
+    dec = tok.stream_decoder()
+    out = "".join(dec.decode(p) for p in pieces) + dec.flush()
+    assert out == text == tok.decode(ids)  # st.text() has no lone surrogates
+    one_by_one = tok.stream_decoder()
+    assert "".join(one_by_one.decode([i]) for i in ids) + one_by_one.flush() == tok.decode(ids)
+
+
+def test_stream_decoder_holds_incomplete_characters(data_dir: Path) -> None:
+    tok = bytepair.get_encoding("gpt2")
+    ids = tok.encode("鉴")  # one character, several tokens in GPT-2
+    assert len(ids) > 1
+    dec = tok.stream_decoder()
+    assert dec.decode(ids[:1]) == ""
+    assert dec.pending == tok.decode_single_token_bytes(ids[0])
+    assert dec.decode(ids[1:]) == "鉴"
+    assert dec.pending == b""
+    # a stream that ends mid-character: flush gives U+FFFD under "replace"...
+    assert dec.decode(ids[:1]) == "" and dec.flush() == "\ufffd" and dec.pending == b""
+    # ... and raises under "strict"
+    strict = tok.stream_decoder(errors="strict")
+    strict.decode(ids[:1])
+    with pytest.raises(UnicodeDecodeError):
+        strict.flush()
+    with pytest.raises(KeyError, match="99999999"):
+        tok.stream_decoder().decode([99999999])
