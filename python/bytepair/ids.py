@@ -24,9 +24,10 @@ SHA-256, the dtype, the token and document counts and the inputs.
 
 How a long document is spread over the cores: it is cut into pieces of about a megabyte,
 only at places where cutting cannot change the pre-tokens (see ``_EXACT_CUTS``), and the
-pieces are encoded in parallel (``Tokenizer.encode_batch``). A document with no such place
-for a long stretch, or a tokenizer with a custom pattern, is encoded with
-``Tokenizer.encode_iterable`` instead: exact for any chunking, but on one core.
+pieces are encoded in parallel (``Tokenizer.encode_to_numpy`` on a thread pool: the GIL is
+released and no Python int is made per token). A document with no such place for a long
+stretch, or a tokenizer with a custom pattern, is encoded with ``Tokenizer.encode_iterable``
+instead: exact for any chunking, but on one core.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import os
 import struct
 import tempfile
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain, islice
@@ -60,7 +62,7 @@ SIDECAR_VERSION = 1
 
 _UNIT_CHARS = 1 << 20  # characters of one piece of a long document (encoded by one thread)
 _STREAM_AFTER = 16 * _UNIT_CHARS  # a document this long with no exact cut is streamed
-_BATCH_DOCS = 4096  # short documents per batch (jsonl lines, parquet rows)
+_BATCH_DOCS = 1024  # short documents encoded by one task (jsonl lines, parquet rows)
 _NPY_HEADER = 128  # bytes of the .npy header we write (a multiple of 64, as numpy wants)
 
 # Exact cut points of the preset patterns: places where the text can be cut in two and the
@@ -304,52 +306,55 @@ def _encode_pieces(
     n_threads: int,
     writer: _Writer,
 ) -> None:
-    """Encodes pieces in batches on a worker thread while the main thread reads the next.
+    """Encodes pieces on ``n_threads`` threads while the main thread reads the next ones.
 
-    At most one batch is being encoded and one being filled, so memory stays at about
-    ``2 * _UNIT_CHARS * min(2 * n_threads, 64)`` characters plus their ids, whatever the
-    corpus size.
+    Pieces are grouped into tasks of about ``_UNIT_CHARS`` characters (one long piece, or
+    up to ``_BATCH_DOCS`` short documents). Each task runs ``Tokenizer.encode_to_numpy``,
+    which releases the GIL and makes no Python int per token; at most ``2 * n_threads``
+    tasks are in flight, so memory stays at about ``2 * n_threads * _UNIT_CHARS``
+    characters and their ids, whatever the corpus size. Results are written in order.
     """
-    batch_chars = _UNIT_CHARS * min(2 * n_threads, 64)
-    batch: list[tuple[str, bool]] = []
+    task: list[str] = []
+    task_ends: list[bool] = []
     size = 0
-    in_flight: tuple[Future[list[list[int]]], list[bool]] | None = None
+    in_flight: deque[tuple[Future[list[np.ndarray]], list[bool]]] = deque()
 
-    def encode(texts: list[str]) -> list[list[int]]:
-        return tok.encode_batch(
-            texts, num_threads=n_threads, allowed_special=allowed_special, disallowed_special=()
-        )
+    def encode(texts: list[str]) -> list[np.ndarray]:
+        return [
+            tok.encode_to_numpy(t, allowed_special=allowed_special, disallowed_special=())
+            for t in texts
+        ]
 
-    def finish() -> None:  # write the batch being encoded
-        nonlocal in_flight
-        if in_flight is not None:
-            future, ends = in_flight
-            in_flight = None
-            writer.write_batch(future.result(), ends)
+    def write_oldest() -> None:
+        future, ends = in_flight.popleft()
+        writer.write_arrays(future.result(), ends)
 
-    def submit() -> None:  # start encoding the batch being filled
-        nonlocal in_flight, batch, size
-        finish()
-        if batch:
-            in_flight = pool.submit(encode, [t for t, _ in batch]), [e for _, e in batch]
-        batch, size = [], 0
+    def submit() -> None:
+        nonlocal task, task_ends, size
+        if task:
+            in_flight.append((pool.submit(encode, task), task_ends))
+            task, task_ends, size = [], [], 0
+        while len(in_flight) > 2 * n_threads:
+            write_oldest()
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
         for piece in pieces:
             if isinstance(piece, tuple):
-                batch.append(piece)
+                task.append(piece[0])
+                task_ends.append(piece[1])
                 size += len(piece[0])
-                if size >= batch_chars or len(batch) >= _BATCH_DOCS:
+                if size >= _UNIT_CHARS or len(task) >= _BATCH_DOCS:
                     submit()
-            else:  # a document to stream: what comes before it is written first
-                submit()
-                finish()
-                ids = tok.encode_iterable(
-                    piece, allowed_special=allowed_special, disallowed_special=()
-                )
-                writer.write_stream(ids)
+                continue
+            # a document to stream: everything before it is written first
+            submit()
+            while in_flight:
+                write_oldest()
+            ids = tok.encode_iterable(piece, allowed_special=allowed_special, disallowed_special=())
+            writer.write_stream(ids)
         submit()
-        finish()
+        while in_flight:
+            write_oldest()
 
 
 class _Writer:
@@ -363,9 +368,9 @@ class _Writer:
         self.n_tokens = 0
         self.n_documents = 0
 
-    def write_batch(self, ids: list[list[int]], ends: list[bool]) -> None:
+    def write_arrays(self, ids: list[np.ndarray], ends: list[bool]) -> None:
         for piece, end in zip(ids, ends):
-            self._write(np.array(piece, self._dtype))
+            self._write(piece.astype(self._dtype, copy=False))
             if end:
                 self.end_document()
 
