@@ -116,6 +116,7 @@ def test_one_long_document_equals_encode(
     arr = bytepair.open_ids(out)
     assert arr.dtype == (np.uint16 if tok.n_vocab <= 65536 else np.uint32)
     assert arr.tolist() == expected(tok, [text], eot=True)
+    assert np.array_equal(np.load(out), arr)  # a plain .npy file for numpy too
     assert info["n_tokens"] == len(arr)
     assert info["n_documents"] == 1
     assert info["dtype"] == arr.dtype.name
