@@ -274,10 +274,14 @@ def _add_export_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--eot",
-        nargs="?",
-        const="<|endoftext|>",
+        action="store_true",
+        help="put the end-of-text special token after each document",
+    )
+    p.add_argument(
+        "--eot-token",
+        default="<|endoftext|>",
         metavar="TOKEN",
-        help="put the end-of-text special token (default <|endoftext|>) after each document",
+        help="the special token --eot puts there (default: <|endoftext|>)",
     )
     p.add_argument(
         "--threads", type=_int_at_least(1), metavar="N", help="threads (default: one per core)"
@@ -397,7 +401,7 @@ def _encode_documents(tok, args: argparse.Namespace) -> int:  # type: ignore[no-
 
     if "-" in args.input:
         raise CLIError("stdin (-) can only be encoded alone")
-    eot = _eot_ids(tok, args.eot)
+    eot = _eot_ids(tok, args.eot_token if args.eot else None)
     allowed = "all" if args.allow_special else frozenset()
     chunks = iter_chunks(
         list(args.input),
@@ -427,7 +431,7 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
         tok,
         list(args.input),
         args.output,
-        eot=args.eot or False,
+        eot=args.eot_token if args.eot else False,
         allowed_special="all" if args.allow_special else frozenset(),
         num_threads=args.threads,
         progress=False if args.no_progress else None,

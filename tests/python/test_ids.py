@@ -286,7 +286,7 @@ def test_cli_encode_to_file(
     tok = bytepair.load(tok_path)
     files = [story, data_dir / "cs336" / "address.txt"]
     out = tmp_path / "ids.npy"
-    args = ["encode", "-t", str(tok_path), *map(str, files), "-o", str(out), "--eot"]
+    args = ["encode", "-t", str(tok_path), "--eot", *map(str, files), "-o", str(out)]
     assert main([*args, "--no-progress", "--threads", "2"]) == 0
     err = capsys.readouterr().err
     docs = [f.read_text(encoding="utf-8") for f in files]
@@ -311,6 +311,9 @@ def test_cli_encode_errors(
     out = tmp_path / "ids.bin"
     assert main(["encode", "-t", str(tok_path), str(src), "-o", str(out), "--eot"]) == 1
     assert "no special token '<|endoftext|>'" in capsys.readouterr().err
+    args = ["encode", "-t", str(tok_path), str(src), "-o", str(out), "--eot-token", "<|x|>"]
+    assert main([*args, "--eot"]) == 1
+    assert "no special token '<|x|>'" in capsys.readouterr().err
     assert main(["encode", "-t", str(tok_path), str(src), "-o", "/nonexistent/x.bin"]) == 1
     assert "folder /nonexistent does not exist" in capsys.readouterr().err
     assert main(["encode", "-t", str(tok_path), str(tmp_path / "no.txt"), "-o", str(out)]) == 1
@@ -400,3 +403,17 @@ def test_any_chunking_gives_encode_ids(
         info = bytepair.encode_to_file(tok, iter(docs), out, eot=True, progress=False)
         assert bytepair.open_ids(out).tolist() == expected(tok, docs, eot=True)
         assert info["n_documents"] == len(docs)
+
+
+def test_cli_eot_token_names_another_special(tmp_path: Path) -> None:
+    tok = bytepair.train(
+        iter(["some text, some more text"]), 270, special_tokens=["<|a|>", "<|b|>"]
+    )
+    tok_path = tmp_path / "tok.json"
+    tok.save(tok_path)
+    src = tmp_path / "c.txt"
+    src.write_text("some text", encoding="utf-8")
+    out = tmp_path / "ids.bin"
+    args = ["encode", "-t", str(tok_path), str(src), "-o", str(out), "--no-progress"]
+    assert main([*args, "--eot", "--eot-token", "<|b|>"]) == 0
+    assert bytepair.open_ids(out).tolist() == tok.encode("some text") + [257]
