@@ -153,6 +153,8 @@ def compression_curve(
     points = []
     for k in default_sizes(tok) if merges is None else merges:
         sub = first_merges(tok, k)
+        # BPE of one pre-token as it is (encode_ordinary would pre-tokenize it again,
+        # which is not always the identity out of context)
         n_tokens = sum(c * len(sub._core.encode_piece(p)) for p, c in pieces)
         size = 256 + len(tok.special_tokens) + k
         points.append(CurvePoint(size, k, n_tokens, n_bytes, n_docs))
