@@ -12,6 +12,7 @@ The rules are in DESIGN.md; the pure-Python oracle in ``bytepair.reference``.
 from ._core import __version__
 from .encodings import encoding_for_model, get_encoding, list_encoding_names
 from .formats import load
+from .ids import encode_to_file, open_ids
 from .stream import StreamDecoder
 from .tokenizer import Tokenizer
 from .train import PretokenCounts, count, train, train_bpe, train_from_counts
@@ -22,10 +23,12 @@ __all__ = [
     "Tokenizer",
     "__version__",
     "count",
+    "encode_to_file",
     "encoding_for_model",
     "get_encoding",
     "list_encoding_names",
     "load",
+    "open_ids",
     "train",
     "train_bpe",
     "train_from_counts",

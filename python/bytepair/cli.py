@@ -20,7 +20,8 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import BinaryIO, Callable, TextIO
 
 __all__ = ["main"]
@@ -151,15 +152,25 @@ def _parser() -> argparse.ArgumentParser:
         "bounded memory. Special tokens: by default the text of a special token such as "
         "'<|endoftext|>' is encoded as ordinary text (like tiktoken's disallowed_special=()), "
         "so any input encodes without error; with --allow-special it becomes the special "
-        "token's id (allowed_special='all').",
+        "token's id (allowed_special='all'). With -o, the ids of a whole corpus go to a "
+        "binary file for language-model training instead.",
+        epilog="example: bytepair encode -t tok.json corpus/ -o train.bin --eot",
     )
     _add_tokenizer_arg(p)
-    p.add_argument("input", nargs="?", metavar="FILE", help="UTF-8 text (default: stdin)")
+    p.add_argument(
+        "input",
+        nargs="*",
+        metavar="INPUT",
+        help="UTF-8 text (default: stdin); several inputs, folders, globs, .jsonl, .parquet "
+        "and gzip/zstd files are read as `bytepair train` reads them, one document per file "
+        "(per jsonl line, parquet row); without -o each document's ids go on their own line",
+    )
     p.add_argument(
         "--allow-special",
         action="store_true",
         help="encode special-token text as the special token's id",
     )
+    _add_export_args(p)
     p.set_defaults(run=_cmd_encode)
 
     p = sub.add_parser(
@@ -190,7 +201,110 @@ def _parser() -> argparse.ArgumentParser:
         "2 special tokens)",
     )
     p.set_defaults(run=_cmd_demo)
+
+    p = sub.add_parser(
+        "show",
+        help="show how a tokenizer cuts a text (colored tokens, or an HTML page)",
+        description="Print TEXT (or the text of --file) with its token boundaries shown by "
+        "cycling background colors, then its size in bytes and tokens. Special-token text "
+        "becomes the special token. A character split between several tokens is shown once, "
+        "underlined.",
+        epilog="example: bytepair show -t tok.json 'Hello, world!' --ids --html tokens.html",
+    )
+    _add_tokenizer_arg(p)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("text", nargs="?", metavar="TEXT", help="the text to show")
+    src.add_argument("--file", metavar="F", help="show the text of this UTF-8 file instead")
+    p.add_argument("--ids", action="store_true", help="also print the token ids")
+    p.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="ANSI colors: when stdout is a terminal (auto, default), always, or never "
+        "(tokens separated by |)",
+    )
+    p.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write a self-contained HTML page: colored tokens, id and bytes on hover, "
+        "bytes per token",
+    )
+    p.set_defaults(run=_cmd_show)
+
+    p = sub.add_parser(
+        "curve",
+        help="compression curve: bytes per token as the vocabulary grows",
+        description="The first k merges of a tokenizer form the tokenizer of size "
+        "256 + specials + k, so one tokenizer shows the whole curve. Encode held-out text "
+        "at about ten vocabulary sizes (log-spaced) and print vocab size, bytes per token "
+        "and tokens per document; with -o, plot it (needs matplotlib).",
+        epilog="example: bytepair curve -t tok.json --text heldout.txt -o curve.png",
+    )
+    _add_tokenizer_arg(p)
+    p.add_argument(
+        "--text",
+        nargs="+",
+        required=True,
+        metavar="HELDOUT",
+        help="held-out text: files, folders or globs (one document per text file, per jsonl line)",
+    )
+    p.add_argument(
+        "--sizes",
+        nargs="+",
+        type=_int_at_least(256),
+        metavar="N",
+        help="vocabulary sizes to measure (default: about 10, log-spaced, up to the "
+        "tokenizer's own)",
+    )
+    p.add_argument("-o", "--output", metavar="curve.png", help="save a plot (PNG, SVG, PDF)")
+    p.set_defaults(run=_cmd_curve)
     return parser
+
+
+def _add_export_args(p: argparse.ArgumentParser) -> None:
+    """The options of ``bytepair encode -o``: ids of a corpus to a file."""
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write the ids of all INPUTs to OUT.npy (NumPy) or OUT.bin (raw little-endian) "
+        "instead of printing them: uint16 when the vocabulary fits, else uint32, on all "
+        "cores, with a sidecar OUT.json(.bin.json / .npy.json) recording the tokenizer hash, "
+        "dtype and counts; read it back with bytepair.open_ids(OUT)",
+    )
+    p.add_argument(
+        "--eot",
+        action="store_true",
+        help="put the end-of-text special token after each document",
+    )
+    p.add_argument(
+        "--eot-token",
+        default="<|endoftext|>",
+        metavar="TOKEN",
+        help="the special token --eot puts there (default: <|endoftext|>)",
+    )
+    p.add_argument(
+        "--threads", type=_int_at_least(1), metavar="N", help="threads (default: one per core)"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (with -o)")
+    p.add_argument(
+        "--text-field",
+        default="text",
+        metavar="KEY",
+        help="the jsonl key / parquet column holding the text (default: text)",
+    )
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace", "skip"],
+        default="strict",
+        help="invalid UTF-8 in an input: fail naming the byte offset (strict, default), "
+        "replace it with U+FFFD, or skip it",
+    )
+    p.add_argument(
+        "--blank-line-docs",
+        action="store_true",
+        help="a blank line ends a document in plain-text inputs",
+    )
 
 
 def _add_tokenizer_arg(p: argparse.ArgumentParser) -> None:
@@ -262,10 +376,94 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_encode(args: argparse.Namespace) -> int:
     tok = _load_tokenizer(args.tokenizer)
+    if args.output is not None:
+        return _encode_to_file(tok, args)
+    inputs = args.input
+    structured = args.eot or args.blank_line_docs or len(inputs) > 1
+    if not structured and (not inputs or inputs[0] == "-" or _is_plain_text(inputs[0])):
+        return _encode_one(tok, args, inputs[0] if inputs else None)
+    return _encode_documents(tok, args)
+
+
+def _encode_one(tok, args: argparse.Namespace, path: str | None) -> int:  # type: ignore[no-untyped-def]
+    """One text (a file or stdin) printed as one line of ids."""
     if args.allow_special:
-        ids = tok.encode_iterable(_read_text(args.input), allowed_special="all")
+        ids = tok.encode_iterable(_read_text(path), allowed_special="all")
     else:
-        ids = tok.encode_iterable(_read_text(args.input), disallowed_special=())
+        ids = tok.encode_iterable(_read_text(path), disallowed_special=())
+    _print_ids(ids)
+    return 0
+
+
+def _encode_documents(tok, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    """Several inputs, folders, jsonl, parquet...: one line of ids per document."""
+    from .inputs import iter_chunks
+
+    if "-" in args.input:
+        raise CLIError("stdin (-) can only be encoded alone")
+    eot = _eot_ids(tok, args.eot_token if args.eot else None)
+    allowed = "all" if args.allow_special else frozenset()
+    chunks = iter_chunks(
+        list(args.input),
+        text_field=args.text_field,
+        errors=args.errors,
+        blank_line_docs=args.blank_line_docs,
+    )
+    for text, ends in chunks:
+        parts = [text]
+        while not ends:  # the rest of this document
+            text, ends = next(chunks)
+            parts.append(text)
+        ids = tok.encode_iterable(parts, allowed_special=allowed, disallowed_special=())
+        _print_ids(chain(ids, eot))
+    return 0
+
+
+def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    from .ids import encode_to_file, sidecar_path
+
+    if not args.input or "-" in args.input:
+        raise CLIError("encode -o needs input files (stdin is not supported with -o)")
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):  # fail before encoding, not after
+        raise CLIError(f"{args.output}: cannot write there, folder {out_dir} does not exist")
+    info = encode_to_file(
+        tok,
+        list(args.input),
+        args.output,
+        eot=args.eot_token if args.eot else False,
+        allowed_special="all" if args.allow_special else frozenset(),
+        num_threads=args.threads,
+        progress=False if args.no_progress else None,
+        text_field=args.text_field,
+        errors=args.errors,
+        blank_line_docs=args.blank_line_docs,
+    )
+    rate = info["bytes_read"] / max(info["seconds"], 1e-9) / 1e6
+    print(
+        f"bytepair: wrote {args.output}: {info['n_tokens']} tokens ({info['dtype']}) of "
+        f"{info['n_documents']} documents, {info['bytes_read']} bytes in "
+        f"{info['seconds']:.2f} s ({rate:.1f} MB/s); sidecar {sidecar_path(args.output)}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _eot_ids(tok, name: str | None) -> list[int]:  # type: ignore[no-untyped-def]
+    from .ids import _eot_id
+
+    return [] if name is None else [_eot_id(tok, name)]  # type: ignore[list-item]
+
+
+def _is_plain_text(path: str) -> bool:
+    from .inputs import file_format
+
+    if not os.path.isfile(path):  # missing, or a folder: the one-text path says so
+        return True
+    return file_format(path) == (None, "text")
+
+
+def _print_ids(ids: Iterable[int]) -> None:
     out = sys.stdout
     sep = ""
     batch: list[str] = []
@@ -278,6 +476,52 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         out.write(sep + " ".join(batch))
     out.write("\n")
     out.flush()
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from . import show
+
+    tok = _load_tokenizer(args.tokenizer)
+    if args.file is not None:
+        text = "".join(_read_text(args.file))
+    else:
+        text = args.text
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    print(show.render_terminal(tok, text, color=color, show_ids=args.ids))
+    if args.html:
+        title = f"{os.path.basename(args.file or 'text')} with {os.path.basename(args.tokenizer)}"
+        page = show.render_html(tok, text, title=title)
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(page)
+        print(f"bytepair: wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def _cmd_curve(args: argparse.Namespace) -> int:
+    from . import curve
+
+    tok = _load_tokenizer(args.tokenizer)
+    base = 256 + len(tok.special_tokens)
+    top = base + len(tok.merges)
+    merges = None
+    if args.sizes:
+        bad = [n for n in args.sizes if not base <= n <= top]
+        if bad:
+            raise CLIError(
+                f"--sizes {bad[0]}: this tokenizer makes vocabularies of {base} to {top} "
+                f"tokens (256 bytes + {base - 256} special + up to {len(tok.merges)} merges)"
+            )
+        merges = [n - base for n in args.sizes]
+    points = curve.compression_curve(tok, list(args.text), merges)
+    print(curve.format_table(points))
+    if args.output:
+        try:
+            curve.plot_curve(
+                points, args.output, title=f"compression curve: {os.path.basename(args.tokenizer)}"
+            )
+        except ImportError as e:
+            raise CLIError(str(e)) from None
+        print(f"bytepair: wrote {args.output}", file=sys.stderr)
     return 0
 
 

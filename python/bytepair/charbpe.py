@@ -1,0 +1,287 @@
+"""Character-level BPE, exactly as the first course notes build it (before bytes).
+
+bytepair itself is byte-level (DESIGN.md §2). This module keeps the older, character-level
+system of the course notes this project grew from, so a student can run it, compare, and see
+why byte-level BPE replaced it. The rules:
+
+1. Pre-tokenize each sentence with ``\\w+(?:'\\w+)?|[^\\w\\s]``: words (with one inner
+   apostrophe, ``don't``) and single punctuation characters. Whitespace is dropped, but a
+   pre-token that follows whitespace gets the marker ``Ġ`` in front (``" the"`` -> ``Ġthe``).
+   The first pre-token of a sentence has no marker.
+2. Symbols are Unicode characters: ``Ġthe`` starts as ``Ġ t h e``.
+3. Repeat ``num_merges`` times: count adjacent symbol pairs over all pre-tokens (weighted by
+   how often the pre-token occurs), merge the most frequent pair everywhere. On a tie, the
+   pair seen first in corpus order wins (what ``max`` over a dict filled in corpus order
+   gives).
+4. The vocabulary is every base character plus every merge product; ids follow the sorted
+   order of the tokens. Files are JSON: ``{"merge_rules": [[a, b], ...], "vocab": {...}}``.
+
+Its two limits, which byte-level BPE removes (docs/teaching.md shows both):
+
+* a character never seen in training cannot be encoded at all (``ValueError``), where bytes
+  cover every string;
+* whitespace is not kept: ``"a  b"``, ``"a\\tb"`` and ``"a b"`` all decode to ``"a b"``,
+  where byte-level BPE gives back the input exactly.
+
+>>> bpe = train(["low low lower lowest"], num_merges=2)
+>>> bpe.merge_rules
+[('l', 'o'), ('lo', 'w')]
+>>> bpe.tokenize("lowest low")
+['low', 'e', 's', 't', 'Ġ', 'low']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Union
+
+__all__ = ["PATTERN", "SPACE_MARKER", "CharBPE", "pretokenize", "train"]
+
+PATTERN = r"\w+(?:'\w+)?|[^\w\s]"
+"""The pre-tokenization regex of the course notes (Python ``re`` syntax, Unicode ``\\w``)."""
+
+SPACE_MARKER = "Ġ"
+"""Put in front of a pre-token that follows whitespace (GPT-2's symbol for a space)."""
+
+_PRETOKEN = re.compile(PATTERN)
+
+Pair = tuple[str, str]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def pretokenize(text: str) -> list[str]:
+    """Cuts one sentence into pre-tokens, marking those that follow whitespace.
+
+    >>> pretokenize("Don't panic,  Arthur!")
+    ["Don't", 'Ġpanic', ',', 'ĠArthur', '!']
+    """
+    out = []
+    for m in _PRETOKEN.finditer(text):
+        start = m.start()
+        after_space = start > 0 and text[start - 1].isspace()
+        out.append(SPACE_MARKER + m.group() if after_space else m.group())
+    return out
+
+
+def train(sentences: Iterable[str], num_merges: int) -> CharBPE:
+    """Learns ``num_merges`` merge rules from sentences (rules 1-4 of the module docstring).
+
+    Args:
+        sentences: the corpus, one sentence per string (each is pre-tokenized on its own, so
+            its first word gets no ``Ġ``).
+        num_merges: merges to learn; training stops early when no pair is left.
+
+    Returns:
+        the trained ``CharBPE``.
+
+    Raises:
+        ValueError: ``num_merges`` is negative.
+
+    Pair counts are kept up to date incrementally: a merge only recounts the pre-tokens that
+    contain the merged pair (``where`` maps each pair to them), not the whole corpus.
+    """
+    if num_merges < 0:
+        raise ValueError(f"num_merges must be >= 0, got {num_merges}")
+    # pre-token -> count, in order of first appearance (dicts keep insertion order)
+    counts: Counter[str] = Counter()
+    for sentence in sentences:
+        counts.update(pretokenize(sentence))
+    words = [list(w) for w in counts]  # the current symbols of each distinct pre-token
+    freqs = list(counts.values())
+    base = {c for w in words for c in w}
+
+    pair_counts: Counter[Pair] = Counter()
+    where: dict[Pair, set[int]] = {}  # pair -> indices of the words that contain it
+    for i, w in enumerate(words):
+        for pair in zip(w, w[1:]):
+            pair_counts[pair] += freqs[i]
+            where.setdefault(pair, set()).add(i)
+
+    merges: list[Pair] = []
+    while len(merges) < num_merges and pair_counts:
+        best = _most_frequent(pair_counts, where, words)
+        merges.append(best)
+        touched: set[Pair] = set()
+        for i in sorted(where[best]):
+            old = words[i]
+            new = _merge(old, best)
+            words[i] = new
+            # take the word's old pairs out of the counts and put its new pairs in
+            for pair in zip(old, old[1:]):
+                pair_counts[pair] -= freqs[i]
+            for pair in zip(new, new[1:]):
+                pair_counts[pair] += freqs[i]
+            for pair in set(zip(old, old[1:])) - set(zip(new, new[1:])):
+                where[pair].discard(i)
+                touched.add(pair)
+            for pair in zip(new, new[1:]):
+                where.setdefault(pair, set()).add(i)
+        for pair in touched:  # pairs that no longer occur anywhere (``best`` among them)
+            if not where[pair]:
+                del pair_counts[pair], where[pair]
+    return CharBPE(merges, _vocab(base, merges))
+
+
+def _most_frequent(
+    pair_counts: Counter[Pair], where: dict[Pair, set[int]], words: list[list[str]]
+) -> Pair:
+    """The pair with the highest count; on a tie, the one that occurs first in the corpus.
+
+    Words are numbered in order of first appearance, so a pair's first occurrence is at the
+    smallest word index that contains it, at its leftmost position in that word.
+    """
+    top = max(pair_counts.values())
+    tied = [p for p, n in pair_counts.items() if n == top]
+    if len(tied) == 1:
+        return tied[0]
+
+    def first_seen(pair: Pair) -> tuple[int, int]:
+        i = min(where[pair])
+        w = words[i]
+        return i, next(j for j in range(len(w) - 1) if (w[j], w[j + 1]) == pair)
+
+    return min(tied, key=first_seen)
+
+
+def _merge(symbols: list[str], pair: Pair) -> list[str]:
+    """Replaces each occurrence of ``pair`` by its concatenation, left to right.
+
+    >>> _merge(["a", "a", "a", "b"], ("a", "a"))
+    ['aa', 'a', 'b']
+    """
+    out = []
+    i = 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+def _vocab(base: Iterable[str], merges: Iterable[Pair]) -> dict[str, int]:
+    """Every base character and merge product, numbered in sorted order."""
+    tokens = set(base) | {a + b for a, b in merges}
+    return {t: i for i, t in enumerate(sorted(tokens))}
+
+
+class CharBPE:
+    """A trained character-level BPE: merge rules in learned order and a token -> id map.
+
+    Args:
+        merge_rules: (left, right) symbol pairs, in the order they were learned.
+        vocab: token -> id; must contain both sides and the product of every rule.
+
+    Raises:
+        ValueError: a merge rule names a token missing from ``vocab``.
+    """
+
+    def __init__(self, merge_rules: Sequence[Pair], vocab: dict[str, int]) -> None:
+        self.merge_rules = [(a, b) for a, b in merge_rules]
+        self.vocab = dict(vocab)
+        self.id_to_token = {i: t for t, i in self.vocab.items()}
+        self._rank = {pair: r for r, pair in reversed(list(enumerate(self.merge_rules)))}
+        for r, (a, b) in enumerate(self.merge_rules):
+            for token in (a, b, a + b):
+                if token not in self.vocab:
+                    raise ValueError(f"merge rule {r} ({a!r}, {b!r}): {token!r} is not in vocab")
+
+    def tokenize(self, text: str) -> list[str]:
+        """The tokens of ``text`` (as strings, ``Ġ`` marking a preceding space).
+
+        Within each pre-token the merge rules apply in the order learned: the applicable rule
+        learned first merges first (leftmost occurrence first), until none applies.
+
+        Raises:
+            ValueError: ``text`` has a character that was never seen in training.
+        """
+        tokens: list[str] = []
+        for word in pretokenize(text):
+            for c in word:
+                if c not in self.vocab:
+                    raise ValueError(
+                        f"cannot encode {c!r} (U+{ord(c):04X}) in {word!r}: character-level "
+                        "BPE only knows the characters of its training corpus"
+                    )
+            tokens += self._apply_merges(list(word))
+        return tokens
+
+    def _apply_merges(self, symbols: list[str]) -> list[str]:
+        while len(symbols) > 1:
+            ranked = [(self._rank.get(p, len(self._rank)), p) for p in zip(symbols, symbols[1:])]
+            rank, pair = min(ranked)
+            if rank == len(self._rank):
+                break
+            symbols = _merge(symbols, pair)
+        return symbols
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``.
+
+        Raises:
+            ValueError: ``text`` has a character that was never seen in training.
+
+        >>> bpe = train(["low low lower lowest"], num_merges=2)
+        >>> bpe.decode(bpe.encode("lower  low"))  # the two spaces come back as one
+        'lower low'
+        """
+        return [self.vocab[t] for t in self.tokenize(text)]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of ``ids``: tokens joined, each ``Ġ`` turned back into one space.
+
+        Raises:
+            KeyError: an id is not in the vocabulary.
+        """
+        try:
+            text = "".join(self.id_to_token[i] for i in ids)
+        except KeyError as e:
+            raise KeyError(f"unknown token id {e.args[0]!r}") from None
+        return text.replace(SPACE_MARKER, " ")
+
+    def save(self, path: PathLike) -> None:
+        """Writes ``{"merge_rules": [[a, b], ...], "vocab": {token: id}}`` as UTF-8 JSON."""
+        doc = {"merge_rules": [list(p) for p in self.merge_rules], "vocab": self.vocab}
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, indent=1)
+
+    @classmethod
+    def load(cls, path: PathLike) -> CharBPE:
+        """Reads a file written by ``save``.
+
+        Raises:
+            OSError: the file cannot be read.
+            ValueError: it is not valid JSON of that shape (names the file and the key).
+        """
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: not a JSON file: {e}") from None
+        if not isinstance(doc, dict) or set(doc) != {"merge_rules", "vocab"}:
+            raise ValueError(f'{path}: expected an object with keys "merge_rules" and "vocab"')
+        rules, vocab = doc["merge_rules"], doc["vocab"]
+        if not isinstance(vocab, dict) or not all(
+            isinstance(t, str) and type(i) is int for t, i in vocab.items()
+        ):
+            raise ValueError(f'{path}: "vocab" must map token strings to integer ids')
+        if not isinstance(rules, list):
+            raise ValueError(f'{path}: "merge_rules" must be a list of [left, right] pairs')
+        for n, rule in enumerate(rules):
+            if not (
+                isinstance(rule, list) and len(rule) == 2 and all(isinstance(s, str) for s in rule)
+            ):
+                raise ValueError(f'{path}: "merge_rules"[{n}] is {rule!r}, not [left, right]')
+        try:
+            return cls([(a, b) for a, b in rules], vocab)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+
+    def __repr__(self) -> str:
+        return f"<CharBPE {len(self.vocab)} tokens, {len(self.merge_rules)} merge rules>"
