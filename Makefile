@@ -36,8 +36,9 @@ pytest: $(VENV)/.installed
 test: lint cargo-test pytest
 
 bench: $(VENV)/.installed
-	$(PY) benches/bench.py --out BENCHMARKS.md
-	$(PY) benches/worst_case.py --out BENCHMARKS.md
+	$(PY) benches/encode_bench.py
+	$(PY) benches/stream_rss.py
+	$(PY) benches/worst_case.py
 
 clean:
 	rm -rf $(VENV) target python/bytepair/*.so

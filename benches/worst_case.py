@@ -1,7 +1,9 @@
 """Worst-case encoding: one huge pre-token, at 1, 2 and 4 MB, bytepair beside tiktoken.
 
 Doubling the input should about double the time (no quadratic case). Ids are checked equal
-to tiktoken's before timing. Writes (or replaces) the "Worst case" section of BENCHMARKS.md.
+to tiktoken's before timing. Times are the process CPU time of the best of ``--repeats`` runs
+(the least disturbed by other jobs on a shared machine). Writes the "worst-case" section of
+BENCHMARKS.md.
 
     python benches/worst_case.py [--out BENCHMARKS.md] [--repeats 3]
 """
@@ -12,7 +14,7 @@ import argparse
 import base64
 import os
 import random
-import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -21,11 +23,10 @@ from tiktoken.load import load_tiktoken_bpe
 
 import bytepair
 
-DATA = Path(
-    os.environ.get("BYTEPAIR_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
-)
-SIZES = [1 << 20, 2 << 20, 4 << 20]
-HEADER = "## Worst case: one huge pre-token"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import data_dir, machine_line, now, write_section  # noqa: E402
+
+SIZES = [1 << 20, 2 << 20, 4 << 20, 8 << 20]
 
 
 def inputs(n: int) -> dict[str, str]:
@@ -41,27 +42,28 @@ def inputs(n: int) -> dict[str, str]:
     }
 
 
-def median_time(encode, text: str, repeats: int) -> float:
+def best_time(encode, text: str, repeats: int) -> float:
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         encode(text)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        times.append(time.process_time() - start)
+    return min(times)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="BENCHMARKS.md")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "BENCHMARKS.md"))
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 
-    os.environ.setdefault("BYTEPAIR_DATA", str(DATA))
+    data = data_dir()
+    os.environ.setdefault("BYTEPAIR_DATA", str(data))
     tok = bytepair.get_encoding("gpt2")
     enc = tiktoken.Encoding(
         "gpt2",
         pat_str=tok.pattern,
-        mergeable_ranks=load_tiktoken_bpe(str(DATA / "tiktoken" / "r50k_base.tiktoken")),
+        mergeable_ranks=load_tiktoken_bpe(str(data / "tiktoken" / "r50k_base.tiktoken")),
         special_tokens={"<|endoftext|>": 50256},
     )
     rows = []
@@ -70,24 +72,25 @@ def main() -> None:
         for n in SIZES:
             text = inputs(n)[kind]
             assert tok.encode_ordinary(text) == enc.encode_ordinary(text), kind
-            times["bytepair"].append(median_time(tok.encode_ordinary, text, args.repeats))
-            times["tiktoken"].append(median_time(enc.encode_ordinary, text, args.repeats))
+            times["bytepair"].append(best_time(tok.encode_ordinary, text, args.repeats))
+            times["tiktoken"].append(best_time(enc.encode_ordinary, text, args.repeats))
             print(
-                f"{kind} {n >> 20} MB: bytepair {times['bytepair'][-1]:.3f} s, "
+                f"{kind} {n >> 20} MiB: bytepair {times['bytepair'][-1]:.3f} s, "
                 f"tiktoken {times['tiktoken'][-1]:.3f} s",
                 flush=True,
             )
         rows.append((kind, times))
 
+    sizes = " / ".join(str(n >> 20) for n in SIZES)
     lines = [
-        HEADER,
+        "## Worst case: one huge pre-token",
         "",
-        f"`python benches/worst_case.py` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}), "
-        f"GPT-2 vocabulary, `encode_ordinary` of one string that is a single pre-token, median "
-        f"of {args.repeats}; ids equal tiktoken's. 'x2' is time(2 MB) / time(1 MB) and "
-        "time(4 MB) / time(2 MB): about 2 means linear.",
+        f"`python benches/worst_case.py` — {now()}; {machine_line()}. GPT-2 vocabulary, "
+        "`encode_ordinary` of one string that is a single pre-token; ids equal tiktoken's. "
+        f"CPU seconds, best of {args.repeats}. 'x2' is the time ratio of each size to the one "
+        "before (2 means linear).",
         "",
-        "| input | bytepair 1 / 2 / 4 MB (s) | x2 | tiktoken 1 / 2 / 4 MB (s) | x2 |",
+        f"| input | bytepair {sizes} MiB (s) | x2 | tiktoken {sizes} MiB (s) | x2 |",
         "|---|---|---|---|---|",
     ]
     for kind, t in rows:
@@ -95,21 +98,7 @@ def main() -> None:
         for lib in ("bytepair", "tiktoken"):
             ts = t[lib]
             cells.append(" / ".join(f"{x:.3f}" for x in ts))
-            cells.append(f"{ts[1] / ts[0]:.2f}, {ts[2] / ts[1]:.2f}")
+            cells.append(", ".join(f"{b / a:.2f}" for a, b in zip(ts, ts[1:])))
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
-    section = "\n".join(lines) + "\n"
-
-    out = Path(args.out)
-    text = out.read_text(encoding="utf-8") if out.exists() else "# Benchmarks\n"
-    if HEADER in text:
-        before, _, rest = text.partition(HEADER)
-        nxt = rest.find("\n## ")
-        text = before + section + (rest[nxt + 1 :] if nxt >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    out.write_text(text, encoding="utf-8")
-    print(f"wrote {out}")
-
-
-if __name__ == "__main__":
-    main()
+    write_section(Path(args.out), "worst-case", "\n".join(lines))
+    print("\n".join(lines))

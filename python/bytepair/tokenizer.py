@@ -26,7 +26,7 @@ AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
 PathLike = Union[str, "os.PathLike[str]"]
 
-_STREAM_CHUNK = 1 << 16  # characters buffered before looking for a cut
+_STREAM_CHUNK = 1 << 18  # characters buffered before looking for a cut
 
 
 class Tokenizer:

@@ -117,7 +117,10 @@ impl Buckets {
     /// entries, whose pair has changed since, are dropped).
     fn pop(&mut self, current: impl Fn(u32, usize) -> bool) -> Option<(u32, usize)> {
         while let Some(&Reverse(rank)) = self.ranks.peek() {
-            let b = self.by_rank.get_mut(&rank).expect("a queued rank has a bucket");
+            let b = self
+                .by_rank
+                .get_mut(&rank)
+                .expect("a queued rank has a bucket");
             if b.unsorted {
                 b.pos[b.done..].sort_unstable();
                 b.unsorted = false;

@@ -239,10 +239,12 @@ impl Encoder {
             // the pre-tokens as split in the whole buffer: the prefix alone would end
             // differently (a whitespace run at its end, say)
             let base = tail.as_ptr() as usize;
-            self.pretok.for_each(tail, |piece| {
-                if piece.as_ptr() as usize - base < tail_cut {
-                    self.encode_piece(piece.as_bytes(), &mut out);
-                }
+            self.cache.with(|cache| {
+                self.pretok.for_each(tail, |piece| {
+                    if piece.as_ptr() as usize - base < tail_cut {
+                        cache.encode(piece.as_bytes(), &mut out, |p, o| self.encode_piece(p, o));
+                    }
+                })
             })?;
         }
         Ok((out, last_special_end + tail_cut))
