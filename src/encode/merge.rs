@@ -168,10 +168,7 @@ fn merge_long(
             queue.push(p.0, i);
         }
     }
-    loop {
-        let Some((_, i)) = queue.pop(|rank, i| pair[i].0 == rank && rank != NONE.0) else {
-            break;
-        };
+    while let Some((_, i)) = queue.pop(|rank, i| pair[i].0 == rank && rank != NONE.0) {
         let j = next[i];
         if j == END {
             continue;
