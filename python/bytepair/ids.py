@@ -44,13 +44,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Union
 
-import numpy as np
 import regex
 
 from . import _core
 from .inputs import expand_paths, file_format, iter_chunks
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .tokenizer import AllowedSpecial, Tokenizer
 
 __all__ = ["encode_to_file", "ids_dtype", "open_ids", "sidecar_path", "tokenizer_sha256"]
@@ -85,6 +86,8 @@ _EXACT_CUTS = {
 
 def ids_dtype(n_vocab: int) -> np.dtype[Any]:
     """``uint16`` when every id of a vocabulary of ``n_vocab`` tokens fits, else ``uint32``."""
+    import numpy as np
+
     return np.dtype(np.uint16 if n_vocab <= 1 << 16 else np.uint32)
 
 
@@ -223,6 +226,8 @@ def open_ids(path: PathLike) -> np.ndarray:
         ValueError: the sidecar is malformed, or the file's size does not match the token
             count it records (a truncated or foreign file).
     """
+    import numpy as np
+
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(2, "No such file or directory", path)
@@ -361,6 +366,8 @@ class _Writer:
     """Appends ids to the output file and counts tokens and documents."""
 
     def __init__(self, f: Any, dtype: np.dtype[Any], eot_id: int | None, bar: _Progress):
+        import numpy as np
+
         self._f = f
         self._dtype = dtype.newbyteorder("<")
         self._eot = None if eot_id is None else np.array([eot_id], self._dtype)
@@ -376,6 +383,8 @@ class _Writer:
 
     def write_stream(self, ids: Iterator[int]) -> None:
         """Writes the ids of one whole document, given one at a time, in blocks."""
+        import numpy as np
+
         while True:
             block = np.fromiter(islice(ids, _UNIT_CHARS), self._dtype)
             if not len(block):
@@ -416,6 +425,8 @@ def _eot_id(tok: Tokenizer, eot: bool | str) -> int | None:
 
 def _npy_header(dtype: np.dtype[Any], n: int) -> bytes:
     """A .npy version-1.0 header of exactly ``_NPY_HEADER`` bytes for a 1-D array of ``n``."""
+    import numpy as np
+
     d = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (n,)}
     magic = np.lib.format.magic(1, 0)
     text = repr(d).ljust(_NPY_HEADER - len(magic) - 2 - 1) + "\n"
