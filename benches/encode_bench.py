@@ -329,6 +329,43 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
     return "\n".join(lines)
 
 
+def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], None]) -> str:
+    """bytepair alone: a batch of a few big texts and one of many tiny ones, on 1 thread vs
+    all CPUs (each timed on distinct text after a warm-up)."""
+    import bytepair
+
+    tok = bytepair.get_encoding("cl100k_base")
+    n = max(args.threads, 2)
+    big = slices(data, "english", args.repeats + 1, int(args.mb * 1e6))
+    docs = [pieces(t, "cl100k_base", len(t) // (2 * n) + 1) for t in big]
+    tiny = [[line[:12] for line in split_lines(t)][:100_000] for t in big]
+    rows = []
+    for what, batches in [
+        (f"{2 * n} big texts ({args.mb:g} MB)", docs),
+        ("100,000 strings of <= 12 chars", tiny),
+    ]:
+        times: dict[int, list[float]] = {1: [], n: []}
+        for k in (1, n):
+            tok.encode_ordinary_batch(batches[0], num_threads=k)
+        for batch in batches[1:]:
+            for k in (1, n):
+                t0 = time.perf_counter()
+                tok.encode_ordinary_batch(batch, num_threads=k)
+                times[k].append(time.perf_counter() - t0)
+        one, many = statistics.median(times[1]), statistics.median(times[n])
+        log(f"    {what}: {one:.3f} s vs {many:.3f} s")
+        rows.append(f"| {what} | {one:.3f} | {many:.3f} | {one / many:.2f}x |")
+    return "\n".join(
+        [
+            f"### Threads: bytepair `encode_ordinary_batch`, 1 vs {n} threads (cl100k, English)",
+            "",
+            f"| batch | 1 thread (s) | {n} threads (s) | speedup |",
+            "|---|---:|---:|---:|",
+            *rows,
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--quick", action="store_true", help="1 MB slices, 1 timed repeat")
@@ -379,13 +416,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                 }
             )
             del libs
+    log("threads: bytepair batch speedup")
+    threads = thread_speedup(data, args, log)
     header = {
         "when": now(),
         "machine": machine_line(),
         "versions": versions("tiktoken", "fastokens", "bpe-openai", "tokenizers"),
         "load": other_load(snap, cpu_snapshot()),
     }
-    text = report(results, args, header)
+    text = report(results, args, header) + "\n\n" + threads
     write_section(args.out, "encoding", text)
     print(text)
 
