@@ -79,6 +79,7 @@ def load(
     *,
     pattern: str | None = None,
     special_tokens: Mapping[str, int] | Iterable[str] | None = None,
+    sha256: str | None = None,
 ) -> Tokenizer:
     """Loads a tokenizer file or folder, detecting its format from the content, not the name.
 
@@ -92,23 +93,24 @@ def load(
             ``"cl100k"``, ``"o200k"``) or a regex. Required there.
         special_tokens: for a rank file only: ``{token: id}``, or a list of tokens that get
             the ids after the largest rank.
+        sha256: for a rank file only: its expected SHA-256 (hex), as tiktoken pins them.
 
     Raises:
         FileNotFoundError: the path does not exist.
         ValueError: the file is not a tokenizer file of a known format, is corrupt (the
-            message names the file, the line or key, and what is wrong), or is a rank file
-            loaded without ``pattern``.
+            message names the file, the line or key, and what is wrong), is a rank file
+            loaded without ``pattern`` or with the wrong hash.
     """
     from . import gpt2, hf, native, tiktoken
 
     p = Path(path)
     kind, doc = _sniff(p)
     if kind == "tiktoken":
-        return tiktoken.load(path, pattern=pattern, special_tokens=special_tokens)
-    if pattern is not None or special_tokens is not None:
+        return tiktoken.load(path, pattern=pattern, special_tokens=special_tokens, sha256=sha256)
+    if pattern is not None or special_tokens is not None or sha256 is not None:
         raise ValueError(
-            f"{path}: a {kind} file names its own pattern and special tokens; pattern= and "
-            "special_tokens= are for .tiktoken rank files"
+            f"{path}: a {kind} file names its own pattern and special tokens; pattern=, "
+            "special_tokens= and sha256= are for .tiktoken rank files"
         )
     if kind == "gpt2":
         return gpt2.load_folder(p)

@@ -28,23 +28,41 @@ def write_atomic(path: PathLike, data: str | bytes) -> None:
     Raises:
         OSError: the folder cannot be written (the error names ``path``).
     """
-    path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    write_atomic_many({Path(path): data})
+
+
+def write_atomic_many(files: dict[Path, str | bytes]) -> None:
+    """Writes several files as ``write_atomic`` does, all temporary files first.
+
+    The renames come only once every file is written and synced, so a failure while writing
+    (a full disk, Ctrl-C) leaves all the old files as they were: a GPT-2 folder never ends
+    up with a new ``vocab.json`` beside an old ``merges.txt``.
+    """
+    temps: list[tuple[str, Path]] = []
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    except OSError as e:  # name the file asked for, not the temporary one
-        raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        for path, data in files.items():
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            try:
+                fd, tmp = tempfile.mkstemp(
+                    prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or "."
+                )
+            except OSError as e:  # name the file asked for, not the temporary one
+                raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                f.write(raw)
+                f.flush()
+                os.fsync(f.fileno())
+        while temps:
+            tmp, path = temps[0]
+            os.replace(tmp, path)
+            temps.pop(0)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
         raise
 
 

@@ -22,7 +22,7 @@ from ._io import (
     check_reachable,
     dump_json,
     read_json,
-    write_atomic,
+    write_atomic_many,
 )
 
 if TYPE_CHECKING:
@@ -99,7 +99,8 @@ def _text(token: bytes) -> str:
 def write(tok: Tokenizer, folder: PathLike) -> None:
     """Writes ``vocab.json``, ``merges.txt`` and ``bytepair.json`` into ``folder``.
 
-    Ids are kept; each file is written atomically.
+    Ids are kept. The three files are written to temporary names first and renamed only
+    when all are written, so an interrupted save leaves the old files as they were.
 
     Raises:
         ValueError: a token longer than one byte that no merge makes and that is not special
@@ -116,9 +117,13 @@ def write(tok: Tokenizer, folder: PathLike) -> None:
     lines = ["#version: 0.2"] + [f"{_text(a)} {_text(b)}" for a, b in merges]
     sidecar = {"format": SIDECAR_FORMAT, "version": 1, "pattern": tok.pattern}
     sidecar["special_tokens"] = specials
-    write_atomic(folder / VOCAB, dump_json(encoder, indent=None))
-    write_atomic(folder / MERGES, "\n".join(lines) + "\n")
-    write_atomic(folder / SIDECAR, dump_json(sidecar))
+    write_atomic_many(
+        {
+            folder / VOCAB: dump_json(encoder, indent=None),
+            folder / MERGES: "\n".join(lines) + "\n",
+            folder / SIDECAR: dump_json(sidecar),
+        }
+    )
 
 
 def is_folder(folder: Path) -> bool:
