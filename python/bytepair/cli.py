@@ -352,8 +352,8 @@ def _add_rank_file_args(p: argparse.ArgumentParser) -> None:
         default=None,
         dest="special_tokens",
         metavar="TOK[=ID]",
-        help="for a .tiktoken rank file: a special token (repeatable); without =ID it gets the "
-        "id after the largest rank",
+        help="for a .tiktoken rank file: a special token (repeatable), as TOK=ID; or all "
+        "without =ID, to get the ids after the largest rank in order",
     )
 
 
@@ -409,10 +409,13 @@ def _load_any(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
     specials: dict[str, int] | list[str] | None = None
     if args.special_tokens:
         named = [t.rpartition("=") for t in args.special_tokens]
-        if all(sep and i.isdigit() for _, sep, i in named):
+        with_id = [bool(sep and s and i.isdigit()) for s, sep, i in named]
+        if all(with_id):
             specials = {s: int(i) for s, _, i in named}
-        else:
+        elif not any(with_id):
             specials = list(args.special_tokens)
+        else:
+            raise CLIError("give every --special-token an =ID, or none (then ids follow the ranks)")
     return bytepair.load(path, pattern=args.pattern, special_tokens=specials)
 
 
