@@ -115,10 +115,12 @@ class Tokenizer:
             "merges": self.merges,
             "special_tokens": self._special_tokens,
             "pattern": self._pattern_name,
+            "metadata": self._metadata,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._build(state["vocab"], state["merges"], state["special_tokens"], state["pattern"])
+        self._metadata = dict(state.get("metadata", {}))
 
     @classmethod
     def _from_ranks(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,7 @@ def test_native_metadata(trained, corpora, tmp_path: Path) -> None:
     assert doc["metadata"]["n_vocab"] == 556
     assert doc["metadata"]["bytepair_version"] == bytepair.__version__
     assert bytepair.load(path).metadata == tok.metadata
+    assert pickle.loads(pickle.dumps(tok)).metadata == tok.metadata
     # a version-1 file of before (no metadata at all) still reads
     del doc["metadata"]
     path.write_text(json.dumps(doc), encoding="utf-8")

@@ -149,9 +149,11 @@ def load_folder(folder: PathLike) -> Tokenizer:
         doc = read_json(sidecar)
         if not isinstance(doc, dict) or doc.get("format") != SIDECAR_FORMAT:
             raise ValueError(f'{sidecar}: expected "format": "{SIDECAR_FORMAT}"')
-        pattern, specials = doc.get("pattern"), doc.get("special_tokens")
-        if not isinstance(pattern, str) or not isinstance(specials, dict):
+        if not isinstance(doc.get("pattern"), str) or not isinstance(
+            doc.get("special_tokens"), dict
+        ):
             raise ValueError(f"{sidecar}: needs a 'pattern' string and a 'special_tokens' dict")
+        pattern, specials = doc["pattern"], doc["special_tokens"]
     by_bytes = {b: i for i, b in vocab.items()}
     for s, i in specials.items():
         where = f"{sidecar if sidecar.is_file() else folder}: special token {s!r}"
