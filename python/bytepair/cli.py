@@ -203,8 +203,8 @@ def _add_tokenizer_arg(p: argparse.ArgumentParser) -> None:
         "--tokenizer",
         required=True,
         metavar="TOK",
-        help="tokenizer: a bytepair JSON file (from `bytepair train`), or a folder with GPT-2 "
-        "vocab.json + merges.txt",
+        help="tokenizer: a bytepair JSON file (from `bytepair train`), a HF tokenizer.json, or "
+        "a folder with GPT-2 vocab.json + merges.txt (see `bytepair convert`)",
     )
 
 
@@ -369,7 +369,12 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("input", metavar="IN", help="tokenizer file or folder")
     p.add_argument("output", metavar="OUT", help="file to write (a folder for --to gpt2)")
-    p.add_argument("--to", required=True, choices=["native", "gpt2", "tiktoken", "hf"])
+    p.add_argument(
+        "--to",
+        required=True,
+        choices=["native", "gpt2", "tiktoken", "hf"],
+        help="the format to write",
+    )
     _add_rank_file_args(p)
     p.set_defaults(run=_cmd_convert)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from .. import _core
 from ..reference.gpt2_bytes import bytes_to_unicode, unicode_to_bytes
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
+Fail = Callable[[str, str], ValueError]  # (key, what is wrong) -> the error to raise
 
 # The regex of HF's ByteLevel(use_regex=True) pre-tokenizer: GPT-2's, as OpenAI wrote it.
 HF_GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -263,7 +264,7 @@ def from_document(doc: dict[str, Any], path: PathLike) -> Tokenizer:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _pattern(pre: Any, fail: Any) -> str:
+def _pattern(pre: Any, fail: Fail) -> str:
     """The bytepair pattern of a pre_tokenizer entry (GPT-2 style or Split + ByteLevel)."""
     steps = pre.get("pretokenizers") if isinstance(pre, dict) else None
     if isinstance(pre, dict) and pre.get("type") == "Sequence" and isinstance(steps, list):
@@ -298,12 +299,14 @@ def _pattern(pre: Any, fail: Any) -> str:
     )
 
 
-def _check_byte_level(entry: dict[str, Any], key: str, fail: Any) -> None:
+def _check_byte_level(entry: dict[str, Any], key: str, fail: Fail) -> None:
     if entry.get("add_prefix_space", False):
         raise fail(f"{key}.add_prefix_space", "a space added before the text is not supported")
 
 
-def _merges(raw: Any, table: dict[str, int], known: set[bytes], fail: Any) -> list:
+def _merges(
+    raw: Any, table: dict[str, int], known: set[bytes], fail: Fail
+) -> list[tuple[bytes, bytes]]:
     """Merges as byte pairs, keeping each token's first merge (see the module docstring)."""
     if not isinstance(raw, list):
         raise fail("model.merges", "must be a list")
