@@ -417,6 +417,14 @@ def test_read_gpt2_folder_from_tiktoken_data_gym(data_dir: Path, encodings) -> N
     assert tok.special_tokens == {EOT: 50256}
 
 
+def test_read_openai_encoder_json_and_vocab_bpe(data_dir: Path, encodings, tmp_path) -> None:
+    # OpenAI's names for the two files; vocab.bpe starts with "#version: 0.2"
+    (tmp_path / "encoder.json").write_bytes((data_dir / "gpt2" / "vocab.json").read_bytes())
+    (tmp_path / "vocab.bpe").write_bytes((data_dir / "gpt2" / "vocab.bpe").read_bytes())
+    tok = bytepair.load(tmp_path)
+    assert tok.merges == encodings["gpt2"].merges and tok.special_tokens == {EOT: 50256}
+
+
 def test_gpt2_files_read_by_tiktoken(encodings, exported) -> None:
     # the GPT-2 encoding written as vocab.json + merges.txt is what tiktoken's data-gym loader
     # reads (it requires GPT-2's ids for single bytes, so only GPT-2's own vocabulary)

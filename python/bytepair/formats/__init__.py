@@ -47,8 +47,8 @@ def _sniff(p: Path) -> tuple[str, object]:
         if gpt2.is_folder(p):
             return "gpt2", None
         raise ValueError(
-            f"{p}: folder has no tokenizer files (expected tokenizer.json, or vocab.json + "
-            "merges.txt)"
+            f"{p}: folder has no tokenizer files (expected tokenizer.json, vocab.json + "
+            "merges.txt, or encoder.json + vocab.bpe)"
         )
     with open(p, "rb") as f:
         head = f.read(_HEAD)

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 PathLike = Union[str, "os.PathLike[str]"]
 
 VOCAB, MERGES = "vocab.json", "merges.txt"
+# the same two files under OpenAI's own names (data-gym), looked for second
+OPENAI_NAMES = ("encoder.json", "vocab.bpe")
 # bytepair's note beside the two GPT-2 files: what they cannot say (pattern, special tokens)
 SIDECAR = "bytepair.json"
 SIDECAR_FORMAT = "bytepair-gpt2"
@@ -126,9 +128,17 @@ def write(tok: Tokenizer, folder: PathLike) -> None:
     )
 
 
+def _files(folder: Path) -> tuple[Path, Path] | None:
+    for vocab, merges in ((VOCAB, MERGES), OPENAI_NAMES):
+        if (folder / vocab).is_file() and (folder / merges).is_file():
+            return folder / vocab, folder / merges
+    return None
+
+
 def is_folder(folder: Path) -> bool:
-    """Whether ``folder`` holds GPT-2 files."""
-    return (folder / VOCAB).is_file() and (folder / MERGES).is_file()
+    """Whether ``folder`` holds GPT-2 files (``vocab.json`` + ``merges.txt``, or OpenAI's
+    ``encoder.json`` + ``vocab.bpe``)."""
+    return _files(folder) is not None
 
 
 def load_folder(folder: PathLike) -> Tokenizer:
@@ -141,7 +151,10 @@ def load_folder(folder: PathLike) -> Tokenizer:
     from ..tokenizer import Tokenizer
 
     folder = Path(folder)
-    vpath, mpath = folder / VOCAB, folder / MERGES
+    files = _files(folder)
+    if files is None:
+        raise ValueError(f"{folder}: no {VOCAB} + {MERGES} (or {' + '.join(OPENAI_NAMES)})")
+    vpath, mpath = files
     vocab, merges = read(vpath, mpath)
     pattern, specials = "gpt2", _special_tokens(folder, vocab, merges)
     sidecar = folder / SIDECAR
