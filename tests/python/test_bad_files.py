@@ -255,6 +255,13 @@ def test_writers_refuse_what_they_cannot_hold(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match="ids do not follow its merge order"):
         swapped.to_tiktoken()
+    # two ids with the same bytes: vocab.json, the HF vocab and ranks map bytes to one id
+    twice = bytepair.Tokenizer(
+        {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"ab"}, [(b"a", b"b")]
+    )
+    for fmt in ("gpt2", "hf", "tiktoken"):
+        with pytest.raises(ValueError, match="token b'ab' appears twice, as ids 256 and 257"):
+            twice.save(tmp_path / fmt, format=fmt)
     assert os.listdir(tmp_path) == []  # nothing written
     # a special token spelt like another token in GPT-2's byte alphabet ("Ġ" is a space)
     clash = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["Ġ"])

@@ -19,6 +19,7 @@ from ..reference.gpt2_bytes import bytes_to_unicode, unicode_to_bytes
 from ._io import (
     check_dense,
     check_id,
+    check_no_duplicate_tokens,
     check_reachable,
     dump_json,
     read_json,
@@ -106,13 +107,15 @@ def write(tok: Tokenizer, folder: PathLike) -> None:
 
     Raises:
         ValueError: a token longer than one byte that no merge makes and that is not special
-            (GPT-2 files define tokens by their merges), or ids with gaps.
+            (GPT-2 files define tokens by their merges), ids with gaps, or two ids with the
+            same bytes (``vocab.json`` maps each token to one id).
         OSError: the folder cannot be made or written.
     """
     folder = Path(folder)
     vocab, merges, specials = tok.vocab, tok.merges, tok.special_tokens
     check_reachable(vocab, merges, specials, "cannot write GPT-2 files")
     check_dense(vocab, specials, "cannot write GPT-2 files")
+    check_no_duplicate_tokens(vocab, "cannot write GPT-2 files")
     folder.mkdir(parents=True, exist_ok=True)
     # special tokens too, as GPT-2 has <|endoftext|> (ASCII but for the space is as is)
     encoder = {_text(b): i for i, b in sorted(vocab.items())}

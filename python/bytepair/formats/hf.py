@@ -101,12 +101,14 @@ def to_document(tok: Tokenizer) -> dict[str, Any]:
     """The tokenizer.json document of ``tok``.
 
     Raises:
-        ValueError: a token no merge makes that is not special, ids with gaps, or a special
-            token whose text is already another token's key in the vocabulary.
+        ValueError: a token no merge makes that is not special, ids with gaps, two ids with
+            the same bytes, or a special token whose text is already another token's key in
+            the vocabulary.
     """
     vocab, specials = tok.vocab, tok.special_tokens
     check_reachable(vocab, tok.merges, specials, "cannot write tokenizer.json")
     check_dense(vocab, specials, "cannot write tokenizer.json")
+    check_no_duplicate_tokens(vocab, "cannot write tokenizer.json")
     table = bytes_to_unicode()
     special_ids = set(specials.values())
     merged = {a + b for a, b in tok.merges}

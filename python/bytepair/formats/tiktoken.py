@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from ._io import check_dense, check_id, merge_order_ok, write_atomic
+from ._io import (
+    check_dense,
+    check_id,
+    check_no_duplicate_tokens,
+    merge_order_ok,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -130,8 +136,9 @@ def ordinary_ranks(tok: Tokenizer, what: str) -> dict[bytes, int]:
     """The tokenizer's ordinary tokens as tiktoken ranks (rank = id).
 
     Raises:
-        ValueError: ids with gaps, or ids that do not follow the merge order (rank = id would
-            then change which merge comes first); ``what`` names the target in the message.
+        ValueError: ids with gaps, two ids with the same bytes, or ids that do not follow the
+            merge order (rank = id would then change which merge comes first); ``what`` names
+            the target in the message.
     """
     vocab, specials = tok.vocab, tok.special_tokens
     special_ids = set(specials.values())
@@ -144,6 +151,9 @@ def ordinary_ranks(tok: Tokenizer, what: str) -> dict[bytes, int]:
         if (len(b) == 1 or b in merged) and b not in ranks:
             ranks[b] = i
     check_dense(vocab, specials, f"cannot make {what}")
+    check_no_duplicate_tokens(
+        {i: b for i, b in vocab.items() if i not in special_ids}, f"cannot make {what}"
+    )
     if not tok._ranks_are_ids and not merge_order_ok(vocab, tok.merges):
         raise ValueError(
             f"cannot make {what}: its ranks are the ids, and this tokenizer's ids do not "
