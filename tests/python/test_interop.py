@@ -147,10 +147,12 @@ def save_and_load(tok: bytepair.Tokenizer, fmt: str, tmp_path: Path) -> bytepair
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_trained_round_trip_every_format(trained, fmt: str, tmp_path: Path) -> None:
+def test_trained_round_trip_every_format(trained, mixed_lines, fmt: str, tmp_path: Path) -> None:
     for name, tok in trained.items():
         loaded = save_and_load(tok, fmt, tmp_path / name)
         assert_identical(tok, loaded)
+        expected = tok.encode_batch(mixed_lines, allowed_special="all")
+        assert loaded.encode_batch(mixed_lines, allowed_special="all") == expected
         assert bytepair.formats.detect(tmp_path / name / f"out-{fmt}") == fmt
 
 
