@@ -6,6 +6,8 @@
     bytepair encode -t tok.json input.txt > ids.txt
     bytepair decode -t tok.json ids.txt > output.txt      # output.txt == input.txt, byte for byte
     bytepair demo
+    bytepair convert tok.json tokenizer.json --to hf      # native, gpt2, tiktoken, hf
+    bytepair inspect tokenizer.json --text sample.txt
 
 Text is read and written as raw UTF-8 bytes: no newline translation, so ``\\r\\n`` survives
 ``encode | decode``. Errors print one ``bytepair: error: ...`` line on stderr; the exit code is
@@ -258,6 +260,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", metavar="curve.png", help="save a plot (PNG, SVG, PDF)")
     p.set_defaults(run=_cmd_curve)
+
+    _add_convert_parser(sub)
+    _add_inspect_parser(sub)
     return parser
 
 
@@ -313,8 +318,8 @@ def _add_tokenizer_arg(p: argparse.ArgumentParser) -> None:
         "--tokenizer",
         required=True,
         metavar="TOK",
-        help="tokenizer: a bytepair JSON file (from `bytepair train`), or a folder with GPT-2 "
-        "vocab.json + merges.txt",
+        help="tokenizer: a bytepair JSON file (from `bytepair train`), a HF tokenizer.json, or "
+        "a folder with GPT-2 vocab.json + merges.txt (see `bytepair convert`)",
     )
 
 
@@ -574,6 +579,164 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
 
     return demo.run(args.vocab_sizes)
+
+
+# ------------------------------------------------------------------- convert and inspect
+
+
+def _add_rank_file_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pattern",
+        default=None,
+        metavar="P",
+        help="for a .tiktoken rank file, which does not store it: gpt2, cl100k, o200k or a regex",
+    )
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=None,
+        dest="special_tokens",
+        metavar="TOK[=ID]",
+        help="for a .tiktoken rank file: a special token (repeatable), as TOK=ID; or all "
+        "without =ID, to get the ids after the largest rank in order",
+    )
+
+
+def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "convert",
+        help="convert a tokenizer file to another format",
+        description="Read a tokenizer in any format bytepair knows (detected from the content) "
+        "and write it in another: native (bytepair JSON), gpt2 (a folder with vocab.json + "
+        "merges.txt), tiktoken (a .tiktoken rank file: no pattern, no special tokens) or hf "
+        "(a HF tokenizers tokenizer.json). The ids are kept.",
+        epilog="example: bytepair convert tok.json tokenizer.json --to hf",
+    )
+    p.add_argument("input", metavar="IN", help="tokenizer file or folder")
+    p.add_argument("output", metavar="OUT", help="file to write (a folder for --to gpt2)")
+    p.add_argument(
+        "--to",
+        required=True,
+        choices=["native", "gpt2", "tiktoken", "hf"],
+        help="the format to write",
+    )
+    _add_rank_file_args(p)
+    p.set_defaults(run=_cmd_convert)
+
+
+def _add_inspect_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "inspect",
+        help="describe a tokenizer file",
+        description="Print a tokenizer's format, pattern, vocabulary size, special tokens, "
+        "longest tokens and first and last merges, and with --text how many bytes of a "
+        "sample each token covers on average.",
+    )
+    p.add_argument("file", metavar="FILE", help="tokenizer file or folder")
+    p.add_argument(
+        "--text",
+        metavar="SAMPLE",
+        help="a sample: a UTF-8 text file, or else the text itself; prints bytes per token",
+    )
+    p.add_argument("--top", type=_int_at_least(0), default=5, metavar="N", help="tokens shown")
+    _add_rank_file_args(p)
+    p.set_defaults(run=_cmd_inspect)
+
+
+def _load_any(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-def]
+    """Loads ``path``; --pattern / --special-token apply to rank files."""
+    import bytepair
+
+    from .formats import detect
+
+    if not os.path.exists(path):
+        raise CLIError(f"{path}: No such file or directory")
+    if args.pattern is None and detect(path) == "tiktoken":
+        raise CLIError(
+            f"{path}: a .tiktoken rank file does not store its pattern; pass --pattern "
+            "(gpt2, cl100k, o200k or a regex)"
+        )
+    specials: dict[str, int] | list[str] | None = None
+    if args.special_tokens:
+        named = [t.rpartition("=") for t in args.special_tokens]
+        with_id = [bool(sep and s and i.isdigit()) for s, sep, i in named]
+        if all(with_id):
+            specials = {s: int(i) for s, _, i in named}
+        elif not any(with_id):
+            specials = list(args.special_tokens)
+        else:
+            raise CLIError("give every --special-token an =ID, or none (then ids follow the ranks)")
+    return bytepair.load(path, pattern=args.pattern, special_tokens=specials)
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    tok = _load_any(args, args.input)
+    if args.to != "gpt2" and os.path.isdir(args.output):
+        raise CLIError(f"{args.output}: is a folder; --to {args.to} writes a file")
+    tok.save(args.output, format=args.to)
+    print(
+        f"bytepair: wrote {args.output} ({args.to}): n_vocab {tok.n_vocab}, "
+        f"{len(tok.special_tokens)} special tokens, {len(tok.merges)} merges",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from .formats import detect
+
+    kind = detect(args.file)
+    tok = _load_any(args, args.file)
+    for line in _describe(tok, kind, args.top):
+        print(line)
+    if args.text is not None:
+        if os.path.isfile(args.text):
+            with open(args.text, encoding="utf-8", newline="") as f:
+                sample, name = f.read(), args.text
+        else:
+            sample, name = args.text, "the text"
+        ids = tok.encode(sample, disallowed_special=())
+        n_bytes = len(sample.encode("utf-8", "surrogatepass"))
+        per = f"{n_bytes / len(ids):.2f}" if ids else "-"
+        print(f"sample:         {name}: {n_bytes} bytes, {len(ids)} tokens, {per} bytes per token")
+    return 0
+
+
+def _describe(tok, kind: str, top: int) -> list[str]:  # type: ignore[no-untyped-def]
+    from . import _core
+
+    presets = {
+        _core.GPT2_PATTERN: "gpt2",
+        _core.CL100K_PATTERN: "cl100k",
+        _core.O200K_PATTERN: "o200k",
+    }
+    vocab, specials, merges = tok.vocab, tok.special_tokens, tok.merges
+    special_ids = set(specials.values())
+    ordinary = [(i, b) for i, b in vocab.items() if i not in special_ids]
+    longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[:top]
+    shown_specials = ", ".join(f"{s!r}={i}" for s, i in sorted(specials.items(), key=_by_id))
+    lines = [
+        f"format:         {kind}",
+        f"pattern:        {presets.get(tok.pattern, 'custom')}: {tok.pattern}",
+        f"vocab size:     {len(vocab)} tokens, n_vocab {tok.n_vocab} "
+        f"(256 bytes, {len(specials)} special, {len(merges)} merges)",
+        f"special tokens: {shown_specials or '(none)'}",
+        "longest tokens: "
+        + (", ".join(f"{i} {b!r} ({len(b)} bytes)" for i, b in longest) or "(none)"),
+        "first merges:   " + (", ".join(_merge(m) for m in merges[:top]) or "(none)"),
+        "last merges:    " + (", ".join(_merge(m) for m in merges[-top:] if top) or "(none)"),
+    ]
+    for key, value in tok.metadata.get("training", {}).items():
+        lines.append(f"training:       {key} {value}")
+    return lines
+
+
+def _by_id(item: tuple[str, int]) -> int:
+    return item[1]
+
+
+def _merge(pair: tuple[bytes, bytes]) -> str:
+    return f"{pair[0]!r}+{pair[1]!r}"
 
 
 # ------------------------------------------------------------------------------------- io

@@ -222,8 +222,13 @@ def _download(spec: _Spec) -> bytes:
 
 
 def _parse_ranks(data: bytes, where: PathLike) -> dict[bytes, int]:
-    """``base64(token) rank`` lines -> {token bytes: rank}."""
+    """``base64(token) rank`` lines -> {token bytes: rank}.
+
+    Raises:
+        ValueError: a malformed line, or a token or rank given twice (names the line).
+    """
     ranks: dict[bytes, int] = {}
+    seen_ranks: dict[int, int] = {}  # rank -> line
     for n, line in enumerate(data.splitlines(), start=1):
         if not line:
             continue
@@ -236,5 +241,14 @@ def _parse_ranks(data: bytes, where: PathLike) -> dict[bytes, int]:
             raise ValueError(
                 f"{where}: line {n}: expected 'base64-token rank', got {line[:60]!r}"
             ) from None
+        if rank < 0:
+            raise ValueError(f"{where}: line {n}: rank {rank} is negative")
+        if token in ranks:
+            first = seen_ranks[ranks[token]]
+            raise ValueError(f"{where}: line {n}: token {token!r} appears twice (line {first})")
+        if rank in seen_ranks:
+            first = seen_ranks[rank]
+            raise ValueError(f"{where}: line {n}: rank {rank} appears twice (line {first})")
         ranks[token] = rank
+        seen_ranks[rank] = n
     return ranks

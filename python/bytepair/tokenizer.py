@@ -120,10 +120,12 @@ class Tokenizer:
             "merges": self.merges,
             "special_tokens": self._special_tokens,
             "pattern": self._pattern_name,
+            "metadata": self._metadata,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._build(state["vocab"], state["merges"], state["special_tokens"], state["pattern"])
+        self._metadata = dict(state.get("metadata", {}))
 
     @classmethod
     def _from_ranks(
@@ -133,6 +135,7 @@ class Tokenizer:
         self = cls.__new__(cls)
         tokens = [(b, r, r if len(b) > 1 else None) for b, r in ranks.items()]
         self._init(tokens, dict(special_tokens), pattern, None)
+        self._ranks_are_ids = True
         return self
 
     def _init(
@@ -149,6 +152,9 @@ class Tokenizer:
         self._core = _core.CoreBPE(tokens, list(specials.items()), self._pattern)
         self._special_set = frozenset(specials)
         self._matchers: dict[frozenset[str], _core.AllowedSpecial] = {}
+        self._metadata: dict[str, Any] = {}
+        # ids sort tokens in merge order (trained, or read from ranks): rank = id holds
+        self._ranks_are_ids = False
 
     @classmethod
     def _from_ids(
@@ -167,6 +173,7 @@ class Tokenizer:
         specials = {s: 256 + k for k, s in enumerate(special_tokens)}
         merges = [(vocab[a], vocab[b]) for a, b in merge_ids]
         self._init(tokens, specials, pattern, merges)
+        self._ranks_are_ids = True
         return self
 
     # ------------------------------------------------------------------ loading
@@ -196,15 +203,44 @@ class Tokenizer:
         except ValueError as e:
             raise ValueError(f"{vocab_filepath}, {merges_filepath}: {e}") from None
 
-    def save(self, path: PathLike) -> None:
-        """Writes the native JSON format (readable, versioned; see ``bytepair.formats.native``).
+    def save(self, path: PathLike, format: str = "native") -> None:
+        """Writes the tokenizer to a file (or a folder, for ``"gpt2"``), atomically.
 
-        The file is written to a temporary name and renamed, so an interrupted save leaves
-        an existing file intact.
+        Args:
+            path: where to write: a file for ``"native"``, ``"tiktoken"`` and ``"hf"``; a
+                folder (created if missing) for ``"gpt2"``.
+            format: ``"native"`` (bytepair's JSON: everything, readable, versioned; see
+                ``bytepair.formats.native``), ``"gpt2"`` (``vocab.json`` + ``merges.txt`` and
+                a ``bytepair.json`` with the pattern and special tokens), ``"tiktoken"`` (a
+                ``.tiktoken`` rank file: ordinary tokens only, no pattern, no special tokens)
+                or ``"hf"`` (a HF tokenizers ``tokenizer.json``).
+
+        Every file is written to a temporary name and renamed, so an interrupted save leaves
+        an existing file intact. ``bytepair.load`` reads each format back.
+
+        Raises:
+            ValueError: an unknown format, or a tokenizer the format cannot hold (the message
+                says why: e.g. a tiktoken file needs ids in merge order).
+            OSError: the file cannot be written.
         """
-        from .formats import native
+        from . import formats
 
-        native.save(self, path)
+        formats.save(self, path, format)
+
+    def to_tiktoken(self, name: str = "bytepair") -> Any:
+        """A ``tiktoken.Encoding`` that encodes exactly as this tokenizer does.
+
+        It carries the ordinary tokens as ranks (rank = id), the pattern and the special
+        tokens. tiktoken is imported only here.
+
+        Raises:
+            ImportError: tiktoken is not installed.
+            ValueError: the ids are not in merge order or not dense, so ranks cannot equal
+                ids (a tokenizer read from GPT-2 or HF files with shuffled ids).
+        """
+        from .formats import tiktoken as tiktoken_format
+
+        return tiktoken_format.to_encoding(self, name)
 
     # ------------------------------------------------------------------ encoding
 
@@ -569,6 +605,15 @@ class Tokenizer:
             tb = self._core.token_bytes
             self._merges = [(tb(a), tb(b)) for a, b in self._core.recover_merges()]
         return list(self._merges)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Where the tokenizer came from, as saved in native files (a new dict on each call).
+
+        ``bytepair.train`` sets ``{"training": {"corpus_bytes": ..., "pretokens": ...}}``: the
+        UTF-8 bytes and pre-tokens counted (special-token text excluded).
+        """
+        return {k: dict(v) if isinstance(v, dict) else v for k, v in self._metadata.items()}
 
     @property
     def pattern(self) -> str:

@@ -104,7 +104,10 @@ def train_from_counts(
     _core.count_texts([], _resolve_pattern(pattern), [])  # a bad pattern fails before training
     with _Progress("merge", progress, unit="merge") as bar:
         vocab, merges = _core.train_from_counts(counts, vocab_size, specials, bar.callback)
-    return Tokenizer._from_ids(vocab, merges, specials, pattern)
+    tok = Tokenizer._from_ids(vocab, merges, specials, pattern)
+    corpus_bytes = sum(len(b) * n for b, n in counts.items())
+    tok._metadata["training"] = {"corpus_bytes": corpus_bytes, "pretokens": counts.total()}
+    return tok
 
 
 def train(

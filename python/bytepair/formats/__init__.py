@@ -1,51 +1,134 @@
 """Tokenizer file formats. Parsing and writing files is not hot, so it lives in Python.
 
-- ``native``: bytepair's own versioned JSON (pattern, special tokens, vocab, merges).
-- ``gpt2``: GPT-2 ``vocab.json`` + ``merges.txt`` in the byte <-> unicode alphabet.
+- ``native``: bytepair's own versioned JSON (pattern, special tokens, vocab, merges, metadata).
+- ``gpt2``: a folder with GPT-2 ``vocab.json`` + ``merges.txt`` (byte <-> unicode alphabet).
+- ``tiktoken``: a ``.tiktoken`` rank file (``base64(token) rank`` lines); ``to_tiktoken``.
+- ``hf``: HF tokenizers ``tokenizer.json`` (byte-level BPE).
+
+``load`` tells them apart by content, never by name; ``save`` writes any of them.
 """
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
-__all__ = ["load"]
+__all__ = ["FORMATS", "detect", "load", "save"]
+
+FORMATS = ("native", "gpt2", "tiktoken", "hf")
+
+_HEAD = 1 << 16  # bytes read to tell a format apart
 
 
-def load(path: str | os.PathLike[str]) -> Tokenizer:
-    """Loads a tokenizer file, detecting its format from the content, not the name.
-
-    Recognised: a bytepair native JSON file; a folder holding GPT-2 ``vocab.json`` and
-    ``merges.txt``.
+def detect(path: str | os.PathLike[str]) -> str:
+    """The format of a tokenizer file or folder: one of ``FORMATS``, from its content.
 
     Raises:
         FileNotFoundError: the path does not exist.
-        ValueError: the file is not a tokenizer file of a known format, or is corrupt
-            (the message names the file and what is wrong).
+        ValueError: not a tokenizer file of a known format (the message says what it
+            looks like).
     """
-    from ..tokenizer import Tokenizer
-    from . import native
+    return _sniff(Path(path))[0]
+
+
+def _sniff(p: Path) -> tuple[str, object]:
+    """The format, and the parsed document of a JSON file (else None)."""
+    from . import gpt2, hf, native, tiktoken
+    from ._io import parse_json
+
+    if p.is_dir():
+        if (p / "tokenizer.json").is_file():
+            return "hf", None
+        if gpt2.is_folder(p):
+            return "gpt2", None
+        raise ValueError(
+            f"{p}: folder has no tokenizer files (expected tokenizer.json, vocab.json + "
+            "merges.txt, or encoder.json + vocab.bpe)"
+        )
+    with open(p, "rb") as f:
+        head = f.read(_HEAD)
+    if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{":
+        doc = parse_json(p.read_bytes(), p)
+        if isinstance(doc, dict) and doc.get("format") == native.FORMAT:
+            return "native", doc
+        if hf.is_document(doc):
+            return "hf", doc
+        if isinstance(doc, dict) and doc.get("format") == gpt2.SIDECAR_FORMAT:
+            raise ValueError(f"{p}: this is the note beside GPT-2 files; load their folder")
+        if isinstance(doc, dict) and doc and all(isinstance(v, int) for v in doc.values()):
+            raise ValueError(
+                f"{p}: looks like a GPT-2 vocab.json alone; load the folder holding it and "
+                "merges.txt"
+            )
+        raise ValueError(f"{p}: JSON, but not a tokenizer file of a format bytepair reads")
+    if tiktoken.looks_like_rank_file(head):
+        return "tiktoken", None
+    raise ValueError(
+        f"{p}: not a tokenizer file of a format bytepair reads (native JSON, tokenizer.json, "
+        ".tiktoken rank file, or a folder of GPT-2 files)"
+    )
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | Iterable[str] | None = None,
+    sha256: str | None = None,
+) -> Tokenizer:
+    """Loads a tokenizer file or folder, detecting its format from the content, not the name.
+
+    Recognised: bytepair's native JSON; HF ``tokenizer.json`` (byte-level BPE); a
+    ``.tiktoken`` rank file; a folder with GPT-2 ``vocab.json`` and ``merges.txt`` (or with a
+    ``tokenizer.json``).
+
+    Args:
+        path: the file or folder.
+        pattern: for a rank file only, which has none: a preset name (``"gpt2"``,
+            ``"cl100k"``, ``"o200k"``) or a regex. Required there.
+        special_tokens: for a rank file only: ``{token: id}``, or a list of tokens that get
+            the ids after the largest rank.
+        sha256: for a rank file only: its expected SHA-256 (hex), as tiktoken pins them.
+
+    Raises:
+        FileNotFoundError: the path does not exist.
+        ValueError: the file is not a tokenizer file of a known format, is corrupt (the
+            message names the file, the line or key, and what is wrong), is a rank file
+            loaded without ``pattern`` or with the wrong hash.
+    """
+    from . import gpt2, hf, native, tiktoken
 
     p = Path(path)
-    if p.is_dir():
-        vocab, merges = p / "vocab.json", p / "merges.txt"
-        if vocab.is_file() and merges.is_file():
-            return Tokenizer.from_files(vocab, merges)
-        raise ValueError(f"{p}: folder has no tokenizer files (expected vocab.json + merges.txt)")
-    with open(p, "rb") as f:
-        head = f.read(1 << 16)
-    if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{":
-        try:
-            doc = json.loads(p.read_bytes())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ValueError(f"{p}: not valid JSON ({e})") from None
-        except RecursionError:
-            raise ValueError(f"{p}: not a tokenizer file (JSON nested too deeply)") from None
-        if isinstance(doc, dict) and doc.get("format") == native.FORMAT:
-            return native.from_document(doc, p)
-    raise ValueError(f"{p}: not a tokenizer file of a format bytepair reads")
+    kind, doc = _sniff(p)
+    if kind == "tiktoken":
+        return tiktoken.load(path, pattern=pattern, special_tokens=special_tokens, sha256=sha256)
+    if pattern is not None or special_tokens is not None or sha256 is not None:
+        raise ValueError(
+            f"{path}: a {kind} file names its own pattern and special tokens; pattern=, "
+            "special_tokens= and sha256= are for .tiktoken rank files"
+        )
+    if kind == "gpt2":
+        return gpt2.load_folder(p)
+    if isinstance(doc, dict):
+        return native.from_document(doc, p) if kind == "native" else hf.from_document(doc, p)
+    return hf.load(p / "tokenizer.json")
+
+
+def save(tok: Tokenizer, path: str | os.PathLike[str], format: str = "native") -> None:
+    """Writes ``tok`` in ``format`` (one of ``FORMATS``); see ``Tokenizer.save``."""
+    from . import gpt2, hf, native, tiktoken
+
+    writers = {
+        "native": native.save,
+        "gpt2": gpt2.write,
+        "tiktoken": tiktoken.write,
+        "hf": hf.write,
+    }
+    if format not in writers:
+        raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    writers[format](tok, path)

@@ -9,22 +9,26 @@ Layout (version 1)::
       "special_tokens": {"<|endoftext|>": 256},
       "vocab": [[0, "\\u0000"], ..., [256, "<|endoftext|>"], [257, " t"], ...],
       "merges": [[" ", "t"], ...],
-      "metadata": {"bytepair_version": "0.1.0", "created": "...", "n_vocab": 300}
+      "metadata": {"bytepair_version": "0.1.0", "created": "...", "n_vocab": 300,
+                   "training": {"corpus_bytes": 133027, "pretokens": 29140}}
     }
 
 A token is written as a JSON string when its bytes are valid UTF-8, else as
 ``{"hex": "e4b8"}``. ``vocab`` lists every token (special tokens included) by id;
-``merges`` are in rank order (merge i has rank i).
+``merges`` are in rank order (merge i has rank i). ``metadata`` is informative (the
+reader does not need it): the writing bytepair version, the UTC time of writing, ``n_vocab``,
+and for a tokenizer made by ``bytepair.train`` the size of its training corpus (``training``:
+UTF-8 bytes and pre-tokens counted, special-token text excluded). Files without
+``metadata`` or ``training`` (older version-1 files) read the same.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import os
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
+
+from ._io import check_no_duplicate_tokens, dump_json, read_json, write_atomic
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -65,6 +69,7 @@ def to_document(tok: Tokenizer, metadata: dict[str, Any] | None = None) -> dict[
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "n_vocab": tok.n_vocab,
     }
+    meta.update(tok.metadata)  # e.g. the training corpus size, from ``bytepair.train``
     meta.update(metadata or {})
     return {
         "format": FORMAT,
@@ -79,25 +84,7 @@ def to_document(tok: Tokenizer, metadata: dict[str, Any] | None = None) -> dict[
 
 def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     """Writes ``tok`` to ``path`` atomically (temporary file in the same folder + rename)."""
-    path = Path(path)
-    text = json.dumps(to_document(tok), ensure_ascii=False, indent=1)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    except OSError as e:  # name the file asked for, not the temporary one
-        raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(path, dump_json(to_document(tok)))
 
 
 def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenizer:
@@ -134,14 +121,24 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
             raise fail(f"merges[{n}] must be [left, right], got {entry!r}")
         where = f"{path}: merges[{n}]"
         merges.append((token_from_json(entry[0], where), token_from_json(entry[1], where)))
+    check_no_duplicate_tokens(vocab, f"{path}: vocab")
+    meta = doc.get("metadata", {})
+    if not isinstance(meta, dict):
+        raise fail(f"key 'metadata' must be a dict, got {type(meta).__name__}")
     specials = doc["special_tokens"]
     for s, i in specials.items():
         if not isinstance(i, int) or vocab.get(i) != s.encode("utf-8"):
             raise fail(f"special token {s!r} must have the id of its vocab entry, got {i!r}")
     try:
-        return Tokenizer(vocab, merges, special_tokens=list(specials), pattern=doc["pattern"])
+        tok = Tokenizer(vocab, merges, special_tokens=list(specials), pattern=doc["pattern"])
     except ValueError as e:
         raise fail(str(e)) from None
+    tok._metadata = {k: v for k, v in meta.items() if k in _KEPT_METADATA}
+    return tok
+
+
+# metadata about the tokenizer's origin, carried from file to file (the rest is per file)
+_KEPT_METADATA = ("training",)
 
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
@@ -151,12 +148,7 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
         ValueError: truncated or malformed JSON, or a document that is not a valid
             tokenizer (names the file and the key).
     """
-    try:
-        doc = json.loads(Path(path).read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not a tokenizer file (JSON nested too deeply)") from None
+    doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a bytepair tokenizer file (no "format": "{FORMAT}")')
     return from_document(doc, path)

@@ -1,0 +1,175 @@
+"""What every format shares: atomic writes, strict JSON reading, and the checks a vocabulary
+read from a file must pass (dense ids, every token made by a merge, ids in merge order).
+
+Error messages start with the file (and the line or key) so a user can go and look.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def write_atomic(path: PathLike, data: str | bytes) -> None:
+    """Writes ``data`` to ``path`` through a temporary file in the same folder and a rename.
+
+    An interruption (an error, Ctrl-C, a crash) leaves either the old file or the new one,
+    never half a file, and no temporary file behind.
+
+    Raises:
+        OSError: the folder cannot be written (the error names ``path``).
+    """
+    write_atomic_many({Path(path): data})
+
+
+def write_atomic_many(files: dict[Path, str | bytes]) -> None:
+    """Writes several files as ``write_atomic`` does, all temporary files first.
+
+    The renames come only once every file is written and synced, so a failure while writing
+    (a full disk, Ctrl-C) leaves all the old files as they were: a GPT-2 folder never ends
+    up with a new ``vocab.json`` beside an old ``merges.txt``.
+    """
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, data in files.items():
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            try:
+                fd, tmp = tempfile.mkstemp(
+                    prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or "."
+                )
+            except OSError as e:  # name the file asked for, not the temporary one
+                raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                f.write(raw)
+                f.flush()
+                os.fsync(f.fileno())
+        while temps:
+            tmp, path = temps[0]
+            os.replace(tmp, path)
+            temps.pop(0)
+    except BaseException:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        raise
+
+
+def dump_json(doc: Any, indent: int | None = 1) -> str:
+    """JSON text as the formats write it: UTF-8 characters as they are, a final newline."""
+    return json.dumps(doc, ensure_ascii=False, indent=indent) + "\n"
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def parse_json(data: bytes, path: PathLike) -> Any:
+    """Parses JSON strictly: a truncated file, bad syntax or a key given twice in one object
+    (which ``json`` would silently let the last one win) is a ``ValueError`` naming ``path``.
+    """
+    try:
+        return json.loads(data, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as e:
+        raise ValueError(f"{path}: key {e.args[0]!r} appears twice in one JSON object") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a tokenizer file (JSON nested too deeply)") from None
+
+
+def read_json(path: PathLike) -> Any:
+    """``parse_json`` of the file at ``path``."""
+    return parse_json(Path(path).read_bytes(), path)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def check_id(value: Any, where: str) -> int:
+    """A token id: an int in [0, 2**32)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
+        raise ValueError(f"{where}: id must be an int in [0, 2**32), got {value!r}")
+    return value
+
+
+def check_dense(ids: Iterable[int], specials: Mapping[str, int], where: str) -> None:
+    """Ids must be dense: every id below the largest ordinary token's is used.
+
+    Special tokens may lie above with gaps (tiktoken's cl100k_base and o200k_base put theirs
+    at 100257.. and 199999/200018), and fill gaps among the ordinary ids (p50k_base's
+    ``<|endoftext|>`` is 50256).
+    """
+    ordinary = set(ids) - set(specials.values())
+    if not ordinary:
+        return
+    top = max(ordinary)
+    used = ordinary | set(specials.values())
+    if len([i for i in used if i <= top]) != top + 1:
+        missing = next(i for i in range(top + 1) if i not in used)
+        raise ValueError(
+            f"{where}: ids are not dense: id {missing} is missing below the largest token id "
+            f"{top} (a special token may fill it: name it in special_tokens)"
+        )
+
+
+def check_no_duplicate_tokens(vocab: Mapping[int, bytes], where: str) -> None:
+    """No two ids may share the same token bytes."""
+    seen: dict[bytes, int] = {}
+    for i, b in sorted(vocab.items()):
+        if b in seen:
+            raise ValueError(f"{where}: token {b!r} appears twice, as ids {seen[b]} and {i}")
+        seen[b] = i
+
+
+def check_reachable(
+    vocab: Mapping[int, bytes],
+    merges: Sequence[tuple[bytes, bytes]],
+    specials: Mapping[str, int],
+    where: str,
+) -> None:
+    """Every ordinary token longer than one byte must be made by a merge.
+
+    BPE can only produce a token by merging two others, so a token no merge makes is never
+    output: the file is damaged, or the token is a special token nobody declared.
+    """
+    made = {a + b for a, b in merges}
+    special_ids = set(specials.values())
+    for i, b in sorted(vocab.items()):
+        if len(b) > 1 and i not in special_ids and b not in made:
+            raise ValueError(
+                f"{where}: token {i} ({b!r}) is made by no merge (unreachable); "
+                "if it is a special token, declare it as one"
+            )
+
+
+def merge_order_ok(vocab: Mapping[int, bytes], merges: Sequence[tuple[bytes, bytes]]) -> bool:
+    """Whether ids sort the merged tokens in merge order (then rank = id, as tiktoken wants)."""
+    rank: dict[bytes, int] = {}
+    for r, (a, b) in enumerate(merges):
+        rank.setdefault(a + b, r)
+    by_id = [rank[b] for i, b in sorted(vocab.items()) if b in rank]
+    return all(x < y for x, y in zip(by_id, by_id[1:]))

@@ -1,0 +1,450 @@
+"""Bad tokenizer files, in every format: each raises ``ValueError`` naming the file, the line
+or key, and what is wrong; never a panic, never a silent default. And saving is atomic in
+every format: an interrupted save leaves the old file (or folder) intact.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair.formats import _io
+
+EOT = "<|endoftext|>"
+FORMATS = ["native", "gpt2", "tiktoken", "hf"]
+
+
+@pytest.fixture(scope="module")
+def tok() -> bytepair.Tokenizer:
+    # 256 <|endoftext|>, 257 "ab", 258 " ab", 259 " abc", 260 "abc"; merges.txt lines:
+    # "#version: 0.2", "a b", "Ġ ab", "Ġab c", "ab c"
+    return bytepair.train(iter(["abc abc abc ab ab abc"]), 261, special_tokens=[EOT])
+
+
+def written(tok: bytepair.Tokenizer, fmt: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ("model" if fmt == "gpt2" else f"tok.{fmt}")
+    tok.save(path, format=fmt)
+    return path
+
+
+def load(path: Path, fmt: str) -> bytepair.Tokenizer:
+    if fmt == "tiktoken":
+        return bytepair.load(path, pattern="gpt2", special_tokens={EOT: 256})
+    return bytepair.load(path)
+
+
+def raises(path: Path, fmt: str, *fragments: str) -> str:
+    """Loads ``path``, expecting a ValueError whose message names the file and ``fragments``."""
+    with pytest.raises(ValueError) as info:
+        load(path, fmt)
+    message = str(info.value)
+    assert str(path) in message or path.name in message, message
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+# ---------------------------------------------------------------------------------------------
+# truncated and malformed files
+
+
+@pytest.mark.parametrize("fmt", ["native", "hf"])
+@pytest.mark.parametrize("keep", [0.0, 0.5, 0.99])
+def test_truncated_json(tok, fmt: str, keep: float, tmp_path: Path) -> None:
+    path = written(tok, fmt, tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+    raises(path, fmt, "not" if keep else "")
+
+
+def test_truncated_gpt2_vocab_json(tok, tmp_path: Path) -> None:
+    folder = written(tok, "gpt2", tmp_path)
+    vocab = folder / "vocab.json"
+    vocab.write_bytes(vocab.read_bytes()[:-40])
+    raises(vocab, "gpt2", "vocab.json", "not valid JSON")  # named: the file inside the folder
+    with pytest.raises(ValueError, match="vocab.json: not valid JSON"):
+        bytepair.load(folder)
+
+
+def test_truncated_rank_file_line(tok, tmp_path: Path) -> None:
+    path = written(tok, "tiktoken", tmp_path)
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(b"\n".join(lines[:-1] + [lines[-1].split()[0]]))  # rank cut off
+    raises(path, "tiktoken", f"line {len(lines)}", "expected 'base64-token rank'")
+
+
+def test_malformed_json_names_the_position(tok, tmp_path: Path) -> None:
+    path = written(tok, "native", tmp_path)
+    path.write_text(path.read_text("utf-8").replace('"merges":', '"merges"', 1), "utf-8")
+    raises(path, "native", "not valid JSON", "line")
+
+
+def test_bad_merges_line(tok, tmp_path: Path) -> None:
+    folder = written(tok, "gpt2", tmp_path)
+    merges = folder / "merges.txt"
+    lines = merges.read_text("utf-8").split("\n")
+    lines[2] = "a b c"
+    merges.write_text("\n".join(lines), "utf-8")
+    with pytest.raises(ValueError, match=r"merges.txt: line 3: expected two tokens"):
+        bytepair.load(folder)
+
+
+# ---------------------------------------------------------------------------------------------
+# a merge naming an unknown token
+
+
+def test_native_merge_names_unknown_token(tok, tmp_path: Path) -> None:
+    path = written(tok, "native", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["merges"][1] = ["ab", "zz"]
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "merge 1", "b'zz'", "not in the vocabulary")
+
+
+def test_gpt2_merge_names_unknown_token(tok, tmp_path: Path) -> None:
+    folder = written(tok, "gpt2", tmp_path)
+    merges = folder / "merges.txt"
+    lines = merges.read_text("utf-8").split("\n")
+    lines[4] = "ab q"
+    merges.write_text("\n".join(lines), "utf-8")
+    with pytest.raises(ValueError, match=r"merges.txt: line 5: b'abq' is not a token"):
+        bytepair.load(folder)
+
+
+def test_hf_merge_names_unknown_token(tok, tmp_path: Path) -> None:
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["model"]["merges"][0] = "a x"
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "hf", "model.merges[0]", "b'ax' is not a token of model.vocab")
+
+
+# ---------------------------------------------------------------------------------------------
+# duplicate tokens or ids
+
+
+def test_native_duplicate_token(tok, tmp_path: Path) -> None:
+    path = written(tok, "native", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["vocab"][258][1] = "ab"  # the token of 257 again
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "vocab", "token b'ab' appears twice, as ids 257 and 258")
+
+
+def test_native_duplicate_id(tok, tmp_path: Path) -> None:
+    path = written(tok, "native", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["vocab"][258][0] = 257
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "vocab[258]", "257")
+
+
+def test_gpt2_duplicate_id(tok, tmp_path: Path) -> None:
+    folder = written(tok, "gpt2", tmp_path)
+    vocab = folder / "vocab.json"
+    doc = json.loads(vocab.read_text("utf-8"))
+    doc["abc"] = 257
+    vocab.write_text(json.dumps(doc), "utf-8")
+    with pytest.raises(ValueError, match=r"vocab.json: key 'abc': id 257 appears twice"):
+        bytepair.load(folder)
+
+
+def test_json_key_given_twice(tok, tmp_path: Path) -> None:
+    # Python's json would silently keep the last one: a token that loses its first id
+    folder = written(tok, "gpt2", tmp_path)
+    vocab = folder / "vocab.json"
+    text = vocab.read_text("utf-8")
+    vocab.write_text(text.replace('"ab": 257', '"ab": 257, "ab": 258'), "utf-8")
+    with pytest.raises(ValueError, match=r"vocab.json: key 'ab' appears twice"):
+        bytepair.load(folder)
+
+
+def test_hf_duplicate_id(tok, tmp_path: Path) -> None:
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["model"]["vocab"]["zz"] = 3
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "hf", "model.vocab", "id 3 appears twice")
+
+
+@pytest.mark.parametrize("twice", ["token", "rank"])
+def test_rank_file_duplicates(tok, twice: str, tmp_path: Path) -> None:
+    path = written(tok, "tiktoken", tmp_path)
+    lines = path.read_bytes().splitlines()
+    if twice == "token":
+        extra = lines[97].split()[0] + b" 999"  # b"a" again
+        raises_with = ("line 261", "token b'a' appears twice (line 98)")
+    else:
+        extra = base64.b64encode(b"zzz") + b" 97"
+        raises_with = ("line 261", "rank 97 appears twice (line 98)")
+    path.write_bytes(b"\n".join([*lines, extra]) + b"\n")
+    raises(path, "tiktoken", *raises_with)
+
+
+# ---------------------------------------------------------------------------------------------
+# non-dense ids, unreachable tokens
+
+
+def test_rank_file_with_gap(tok, tmp_path: Path) -> None:
+    path = written(tok, "tiktoken", tmp_path)
+    # rank 256 is the special token: without it named, the ranks have a gap
+    with pytest.raises(ValueError, match=r"tok.tiktoken: ids are not dense: id 256 is missing"):
+        bytepair.load(path, pattern="gpt2")
+    # p50k_base has the same gap, filled by <|endoftext|> = 50256, as tiktoken defines it
+    assert load(path, "tiktoken").vocab == tok.vocab
+
+
+def test_gpt2_ids_not_dense(tok, tmp_path: Path) -> None:
+    folder = written(tok, "gpt2", tmp_path)
+    vocab = folder / "vocab.json"
+    doc = json.loads(vocab.read_text("utf-8"))
+    doc["abc"] = 300
+    vocab.write_text(json.dumps(doc), "utf-8")
+    with pytest.raises(ValueError, match=r"vocab.json: ids are not dense: id 260 is missing"):
+        bytepair.load(folder)
+
+
+def test_hf_ids_not_dense(tok, tmp_path: Path) -> None:
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["model"]["vocab"]["abc"] = 1000
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "hf", "ids are not dense: id 260 is missing")
+
+
+def test_gpt2_unreachable_token(tok, tmp_path: Path) -> None:
+    folder = written(tok, "gpt2", tmp_path)
+    merges = folder / "merges.txt"
+    lines = merges.read_text("utf-8").split("\n")
+    merges.write_text("\n".join(line for line in lines if line != "ab c"), "utf-8")
+    with pytest.raises(ValueError, match=r"vocab.json: token 260 \(b'abc'\) is made by no merge"):
+        bytepair.load(folder)
+
+
+def test_hf_unreachable_token(tok, tmp_path: Path) -> None:
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["model"]["merges"] = [m for m in doc["model"]["merges"] if m != "ab c"]
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "hf", "token 260 (b'abc') is made by no merge")
+
+
+def test_writers_refuse_what_they_cannot_hold(tmp_path: Path) -> None:
+    # b"xy" is in the vocabulary but no merge makes it: GPT-2 and HF files could not say so
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"xy"}
+    odd = bytepair.Tokenizer(vocab, [])
+    for fmt in ("gpt2", "hf"):
+        with pytest.raises(ValueError, match=r"token 256 \(b'xy'\) is made by no merge"):
+            odd.save(tmp_path / fmt, format=fmt)
+    # ids with a gap: no rank file (rank = id); merges out of id order likewise
+    gap = bytepair.Tokenizer({i: bytes([i]) for i in range(256)} | {300: b"ab"}, [(b"a", b"b")])
+    with pytest.raises(ValueError, match="ids are not dense: id 256 is missing"):
+        gap.save(tmp_path / "t", format="tiktoken")
+    swapped = bytepair.Tokenizer(
+        {i: bytes([i]) for i in range(256)} | {256: b"abc", 257: b"ab"},
+        [(b"a", b"b"), (b"ab", b"c")],
+    )
+    with pytest.raises(ValueError, match="ids do not follow its merge order"):
+        swapped.to_tiktoken()
+    # two ids with the same bytes: vocab.json, the HF vocab and ranks map bytes to one id
+    twice = bytepair.Tokenizer(
+        {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"ab"}, [(b"a", b"b")]
+    )
+    for fmt in ("gpt2", "hf", "tiktoken"):
+        with pytest.raises(ValueError, match="token b'ab' appears twice, as ids 256 and 257"):
+            twice.save(tmp_path / fmt, format=fmt)
+    assert os.listdir(tmp_path) == []  # nothing written
+    # a special token spelt like another token in GPT-2's byte alphabet ("Ġ" is a space)
+    clash = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=["Ġ"])
+    with pytest.raises(ValueError, match="special token 'Ġ' .* is spelt like token 32"):
+        clash.save(tmp_path / "x.json", format="hf")
+
+
+# ---------------------------------------------------------------------------------------------
+# wrong hash, missing pattern, wrong format
+
+
+def test_rank_file_wrong_hash(tok, tmp_path: Path) -> None:
+    path = written(tok, "tiktoken", tmp_path)
+    good = hashlib.sha256(path.read_bytes()).hexdigest()
+    specials = {EOT: 256}
+    loaded = bytepair.load(path, pattern="gpt2", special_tokens=specials, sha256=good)
+    assert loaded.vocab == tok.vocab
+    with pytest.raises(ValueError, match=rf"{path.name}: SHA-256 is {good}, expected 00ff"):
+        bytepair.load(path, pattern="gpt2", special_tokens=specials, sha256="00ff")
+
+
+def test_get_encoding_wrong_hash(tok, tmp_path: Path) -> None:
+    path = written(tok, "tiktoken", tmp_path)
+    with pytest.raises(ValueError, match=rf"{path.name}: SHA-256 .* not that of tiktoken's"):
+        bytepair.get_encoding("cl100k_base", path=path)
+
+
+def test_rank_file_needs_a_pattern(tok, tmp_path: Path) -> None:
+    path = written(tok, "tiktoken", tmp_path)
+    with pytest.raises(ValueError, match=r"tok.tiktoken: a tiktoken rank file has no .*pattern"):
+        bytepair.load(path)
+    with pytest.raises(ValueError, match="for .tiktoken rank files"):
+        bytepair.load(written(tok, "native", tmp_path), pattern="gpt2")
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"hello world\n", "not a tokenizer file"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "not a tokenizer file"),
+        (b"", "not a tokenizer file"),
+        (b'{"format": "other", "version": 1}', "JSON, but not a tokenizer file"),
+        (b'{"a": 0, "b": 1}', "looks like a GPT-2 vocab.json alone"),
+        (b'{"format": "bytepair-gpt2", "pattern": "gpt2"}', "the note beside GPT-2 files"),
+        (b"[1, 2, 3]", "not a tokenizer file"),
+        (b'{"model": {"type": "BPE"}, "added_tokens": []}', "pre_tokenizer: expected ByteLevel"),
+        (b'{"format": "bytepair", "version": 2}', "unsupported bytepair format version 2"),
+    ],
+)
+def test_wrong_format(content: bytes, fragment: str, tmp_path: Path) -> None:
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(content)
+    raises(path, "native", fragment)
+
+
+def test_hf_file_of_another_model(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer(tokenizers.models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    raises(path, "hf", "model.type", "'WordPiece' is not a BPE model")
+
+
+@pytest.mark.parametrize(
+    "key, value, fragment",
+    [
+        ("normalizer", {"type": "NFC"}, "normalizer: bytepair has no normalizers"),
+        ("pre_tokenizer", {"type": "Whitespace"}, "pre_tokenizer: expected ByteLevel"),
+        (
+            "pre_tokenizer",
+            {"type": "ByteLevel", "add_prefix_space": True, "use_regex": True},
+            "add_prefix_space",
+        ),
+        ("model.byte_fallback", True, "model.byte_fallback"),
+        ("model.dropout", 0.1, "model.dropout"),
+    ],
+)
+def test_hf_settings_bytepair_cannot_reproduce(tok, key, value, fragment, tmp_path) -> None:
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    where = doc["model"] if key.startswith("model.") else doc
+    where[key.removeprefix("model.")] = value
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "hf", fragment)
+
+
+def test_hf_bad_regex(tok, tmp_path: Path) -> None:
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"(\p{L}+"
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "hf")
+
+
+def test_empty_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="folder has no tokenizer files"):
+        bytepair.load(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# never a panic: damaged files give ValueError (or load, if the damage is harmless)
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory) -> dict[str, bytes]:
+    tok = bytepair.train(
+        iter(["low lower lowest newest widest 中文 👍"]), 300, special_tokens=[EOT]
+    )
+    folder = tmp_path_factory.mktemp("small")
+    return {fmt: written(tok, fmt, folder / fmt).read_bytes() for fmt in ("native", "hf")} | {
+        "tiktoken": written(tok, "tiktoken", folder / "t").read_bytes()
+    }
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    fmt=st.sampled_from(["native", "hf", "tiktoken"]),
+    cut=st.floats(0, 1),
+    flips=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=4),
+)
+def test_damaged_files_never_panic(small_files, fmt, cut, flips, tmp_path_factory) -> None:
+    data = bytearray(small_files[fmt][: max(1, int(len(small_files[fmt]) * cut))])
+    for where, byte in flips:
+        data[int(where * (len(data) - 1))] = byte
+    path = tmp_path_factory.mktemp("damaged") / "file"
+    path.write_bytes(bytes(data))
+    try:
+        load(path, fmt)
+    except ValueError as e:
+        assert str(path) in str(e)
+
+
+# ---------------------------------------------------------------------------------------------
+# atomic saves, in every format
+
+
+class Interrupted(Exception):
+    """Raised by a patched function to simulate a failure in the middle of a save."""
+
+
+def _fail_on_call(n: int, real):
+    calls = {"n": 0}
+
+    def patched(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise Interrupted("simulated failure")
+        return real(*args, **kwargs)
+
+    return patched
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# (format, function that fails, on which call): a GPT-2 folder is three files
+_INTERRUPTIONS = [
+    (fmt, patch, call)
+    for fmt in FORMATS
+    for patch in ("fsync", "replace")
+    for call in ((1, 2, 3) if fmt == "gpt2" and patch == "fsync" else (1,))
+]
+
+
+@pytest.mark.parametrize("fmt, patch, call", _INTERRUPTIONS)
+def test_interrupted_save_keeps_old_files(tok, fmt, patch, call, tmp_path, monkeypatch) -> None:
+    old = written(tok, fmt, tmp_path)
+    before = _snapshot(tmp_path)
+    other = bytepair.train(iter(["xyz xyz xy"]), 259)
+    monkeypatch.setattr(os, patch, _fail_on_call(call, getattr(os, patch)))
+    with pytest.raises(Interrupted):
+        other.save(old, format=fmt)
+    monkeypatch.undo()
+    assert _snapshot(tmp_path) == before  # old content, and no temporary file left
+    assert load(old, fmt).vocab == tok.vocab
+
+
+def test_interrupted_first_save_leaves_nothing(tok, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(_io.os, "fsync", _fail_on_call(3, os.fsync))  # the third gpt2 file
+    with pytest.raises(Interrupted):
+        tok.save(tmp_path / "model", format="gpt2")
+    monkeypatch.undo()
+    assert os.listdir(tmp_path / "model") == []

@@ -1,0 +1,154 @@
+"""``bytepair convert`` and ``bytepair inspect``: every format in and out, and what inspect
+prints, checked against the tokenizer's own values (and tiktoken / HF tokenizers for the
+converted files)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import bytepair
+from bytepair.cli import main
+
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture(scope="module")
+def tok_file(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tok") / "tok.json"
+    tok = bytepair.train(data_dir / "cs336" / "corpus.en", 400, special_tokens=[EOT, "<|pad|>"])
+    tok.save(out)
+    return out
+
+
+def one_error_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bytepair: error: "), stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("fmt", ["native", "gpt2", "tiktoken", "hf"])
+def test_convert_every_format_and_back(tok_file: Path, fmt: str, tmp_path: Path, capsys) -> None:
+    tok = bytepair.load(tok_file)
+    out = tmp_path / f"out-{fmt}"
+    assert main(["convert", str(tok_file), str(out), "--to", fmt]) == 0
+    assert f"wrote {out} ({fmt}): n_vocab 400, 2 special tokens, 142 merges" in (
+        capsys.readouterr().err
+    )
+    back = tmp_path / "back.json"
+    extra = []
+    if fmt == "tiktoken":  # the rank file lost pattern and specials: name them again
+        extra = [
+            "--pattern",
+            "gpt2",
+            "--special-token",
+            f"{EOT}=256",
+            "--special-token",
+            "<|pad|>=257",
+        ]
+    assert main(["convert", str(out), str(back), "--to", "native", *extra]) == 0
+    again = bytepair.load(back)
+    assert again.vocab == tok.vocab and again.merges == tok.merges
+    assert again.special_tokens == tok.special_tokens and again.pattern == tok.pattern
+
+
+def test_convert_to_hf_is_read_by_tokenizers(tok_file: Path, data_dir: Path, tmp_path: Path):
+    tokenizers = pytest.importorskip("tokenizers")
+    out = tmp_path / "tokenizer.json"
+    assert main(["convert", str(tok_file), str(out), "--to", "hf"]) == 0
+    hf = tokenizers.Tokenizer.from_file(str(out))
+    tok = bytepair.load(tok_file)
+    text = (data_dir / "cs336" / "address.txt").read_text(encoding="utf-8") + EOT + "<|pad|>"
+    assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text, allowed_special="all")
+
+
+def test_convert_rank_file_needs_pattern(tok_file: Path, tmp_path: Path, capsys) -> None:
+    ranks = tmp_path / "r.tiktoken"
+    bytepair.load(tok_file).save(ranks, format="tiktoken")
+    capsys.readouterr()
+    assert main(["convert", str(ranks), str(tmp_path / "x.json"), "--to", "native"]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert "r.tiktoken: a .tiktoken rank file does not store its pattern; pass --pattern" in line
+    # the gap at 256 and 257 (the special tokens) must be filled, as tiktoken's p50k is
+    assert main(
+        ["convert", str(ranks), str(tmp_path / "x.json"), "--to", "hf", "--pattern", "gpt2"]
+    )
+    assert "ids are not dense: id 256 is missing" in one_error_line(capsys.readouterr().err)
+
+
+def test_convert_errors(tok_file: Path, tmp_path: Path, capsys) -> None:
+    mixed = ["--pattern", "gpt2", "--special-token", "a=1", "--special-token", "b"]
+    assert main(["convert", str(tok_file), "x", "--to", "hf", *mixed]) == 1
+    assert "give every --special-token an =ID, or none" in one_error_line(capsys.readouterr().err)
+    assert main(["convert", str(tmp_path / "missing.json"), "x", "--to", "hf"]) == 1
+    assert "missing.json: No such file or directory" in one_error_line(capsys.readouterr().err)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "bytepair", "version": 1, "pattern": "gpt2"', encoding="utf-8")
+    assert main(["convert", str(bad), str(tmp_path / "o.json"), "--to", "hf"]) == 1
+    assert "bad.json: not valid JSON" in one_error_line(capsys.readouterr().err)
+    assert main(["convert", str(tok_file), str(tmp_path), "--to", "hf"]) == 1
+    assert "is a folder; --to hf writes a file" in one_error_line(capsys.readouterr().err)
+    assert main(["convert", str(tok_file), "x", "--to", "sentencepiece"]) == 2
+
+
+def test_inspect(tok_file: Path, data_dir: Path, capsys) -> None:
+    tok = bytepair.load(tok_file)
+    sample = data_dir / "cs336" / "address.txt"
+    assert main(["inspect", str(tok_file), "--text", str(sample), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    fields = dict(re.findall(r"^([a-z ]+):\s+(.*)$", out, re.M))
+    assert fields["format"] == "native"
+    assert fields["pattern"].startswith("gpt2: ")
+    assert fields["vocab size"] == "400 tokens, n_vocab 400 (256 bytes, 2 special, 142 merges)"
+    assert fields["special tokens"] == "'<|endoftext|>'=256, '<|pad|>'=257"
+    ordinary = [(i, b) for i, b in tok.vocab.items() if i >= 258]
+    longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[:3]
+    assert fields["longest tokens"] == ", ".join(f"{i} {b!r} ({len(b)} bytes)" for i, b in longest)
+    first = ", ".join(f"{a!r}+{b!r}" for a, b in tok.merges[:3])
+    last = ", ".join(f"{a!r}+{b!r}" for a, b in tok.merges[-3:])
+    assert fields["first merges"] == first and fields["last merges"] == last
+    text = sample.read_text(encoding="utf-8")
+    n_ids = len(tok.encode(text))
+    n_bytes = len(text.encode())
+    assert fields["sample"] == (
+        f"{sample}: {n_bytes} bytes, {n_ids} tokens, {n_bytes / n_ids:.2f} bytes per token"
+    )
+    corpus_bytes = (data_dir / "cs336" / "corpus.en").stat().st_size
+    assert f"training:       corpus_bytes {corpus_bytes}" in out
+
+
+def test_inspect_every_format(tok_file: Path, data_dir: Path, tmp_path: Path, capsys) -> None:
+    tok = bytepair.load(tok_file)
+    for fmt in ("gpt2", "hf"):
+        out = tmp_path / fmt
+        tok.save(out, format=fmt)
+        assert main(["inspect", str(out), "--text", "hello world"]) == 0
+        printed = capsys.readouterr().out
+        assert f"format:         {fmt}\n" in printed
+        n_ids = len(tok.encode("hello world"))
+        assert f"sample:         the text: 11 bytes, {n_ids} tokens" in printed
+    # GPT-2's own folder and the o200k rank file (with its pattern named)
+    assert main(["inspect", str(data_dir / "gpt2")]) == 0
+    printed = capsys.readouterr().out
+    assert "vocab size:     50257 tokens" in printed and "'<|endoftext|>'=50256" in printed
+    ranks = data_dir / "tiktoken" / "o200k_base.tiktoken"
+    assert main(["inspect", str(ranks), "--pattern", "o200k", "--top", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "format:         tiktoken" in printed and "pattern:        o200k" in printed
+    assert "special tokens: (none)" in printed
+
+
+def test_inspect_sidecar_names_the_folder(tok_file: Path, tmp_path: Path, capsys) -> None:
+    bytepair.load(tok_file).save(tmp_path / "m", format="gpt2")
+    sidecar = tmp_path / "m" / "bytepair.json"
+    assert json.loads(sidecar.read_text(encoding="utf-8"))["special_tokens"] == {
+        EOT: 256,
+        "<|pad|>": 257,
+    }
+    assert main(["inspect", str(sidecar)]) == 1
+    assert "the note beside GPT-2 files; load their folder" in one_error_line(
+        capsys.readouterr().err
+    )
