@@ -125,7 +125,8 @@ def iter_chunks(
 
     Raises:
         FileNotFoundError: a path does not exist, or a glob pattern matches nothing.
-        OSError: a file cannot be read, or a compressed file is corrupt or truncated.
+        OSError: a file cannot be read, a compressed file is corrupt or truncated, or a
+            folder holds no files.
         CorpusDecodeError: invalid UTF-8 with ``errors="strict"``.
         ValueError: a bad jsonl line (not JSON, not an object, ``text_field`` missing or not
             a string: the message names the file, line and key), a parquet file without
@@ -163,7 +164,10 @@ def expand_paths(inputs: object) -> list[str] | None:
 def _expand_one(path: PathLike, hint: str) -> list[str]:
     p = os.fspath(path)
     if os.path.isdir(p):
-        return _walk(p)
+        files = _walk(p)
+        if not files:
+            raise OSError(f"{p}: the folder holds no files")
+        return files
     if os.path.exists(p):
         return [p]
     if _GLOB_CHARS.search(p):

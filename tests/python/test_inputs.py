@@ -353,3 +353,6 @@ def test_missing_paths_and_empty_globs(tmp_path: Path) -> None:
         iter_chunks(str(tmp_path / "*.nothing"))
     with pytest.raises(FileNotFoundError, match="pass iter"):
         iter_chunks(["this is a document, not a path"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(OSError, match="empty: the folder holds no files"):
+        iter_chunks(tmp_path / "empty")
