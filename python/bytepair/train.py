@@ -97,19 +97,29 @@ def count(
     else:
         sizes = [os.path.getsize(p) for p in paths]
         with _Progress("count", progress, unit="B", total=sum(sizes)) as bar:
+            plain: list[str] = []  # a run of plain-text files, counted in one Rust call
+
+            def count_plain() -> None:
+                if plain:
+                    cb = bar.offset_callback(bar.done)
+                    core.add(_core.count_files(plain, regex, specials, cb, threads, errors, **opts))
+                    bar.set(start)
+                    plain.clear()
+
+            start = 0
             for path, size in zip(paths, sizes):
-                start = bar.done
                 if not blank_line_docs and inputs.file_format(path) == (None, "text"):
-                    cb = bar.offset_callback(start)
-                    core.add(
-                        _core.count_files([path], regex, specials, cb, threads, errors, **opts)
-                    )
-                else:
-                    chunks = inputs.iter_chunks(
-                        path, text_field=text_field, errors=errors, blank_line_docs=blank_line_docs
-                    )
-                    _count_stream(core, chunks, regex, specials, threads, opts, None)
-                bar.set(start + size)
+                    plain.append(path)
+                    start += size
+                    continue
+                count_plain()
+                chunks = inputs.iter_chunks(
+                    path, text_field=text_field, errors=errors, blank_line_docs=blank_line_docs
+                )
+                _count_stream(core, chunks, regex, specials, threads, opts, None)
+                start += size
+                bar.set(start)
+            count_plain()
     n_long, longest = core.long_pretokens
     if n_long:
         what = "skipped" if opts["skip_long"] else f"truncated to {limit} bytes"

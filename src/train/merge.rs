@@ -64,7 +64,9 @@ impl Eq for MergeJob {}
 
 /// Replaces every non-overlapping occurrence of `pair`, left to right, with `new_id`, and
 /// applies the change to `pair_counts` (weighted by the word's count `freq`). Pairs that
-/// appear (they all contain `new_id`) are added to `appeared`.
+/// appear (they all contain `new_id`) are added to `appeared`. `scratch` is a reused
+/// buffer. A word listed for the pair that no longer holds it (the pair -> words index is
+/// never pruned) is left alone after one scan, without copying.
 fn merge_word(
     word: &mut Vec<Rank>,
     pair: Pair,
@@ -72,11 +74,18 @@ fn merge_word(
     freq: i64,
     pair_counts: &mut FxHashMap<Pair, i64>,
     appeared: &mut Vec<Pair>,
+    scratch: &mut Vec<Rank>,
 ) {
     let (a, b) = pair;
-    let old = std::mem::take(word);
+    let Some(first) = word.windows(2).position(|w| w[0] == a && w[1] == b) else {
+        return;
+    };
+    scratch.clear();
+    scratch.extend_from_slice(word);
+    let old: &[Rank] = scratch;
     let n = old.len();
-    let mut out = Vec::with_capacity(n);
+    word.truncate(first);
+    let out = word;
     // Old pairs next to a merged occurrence disappear; `removed_upto` keeps a pair shared
     // by two neighbouring occurrences (a b a b) from being removed twice.
     let mut removed_upto = 0usize; // old pairs [0, removed_upto) are handled
@@ -86,7 +95,7 @@ fn merge_word(
             removed_upto = j + 1;
         }
     };
-    let mut i = 0;
+    let mut i = first;
     while i < n {
         if i + 1 < n && old[i] == a && old[i + 1] == b {
             if i > 0 {
@@ -103,14 +112,13 @@ fn merge_word(
             i += 1;
         }
     }
-    for k in 0..out.len().saturating_sub(1) {
+    for k in first.saturating_sub(1)..out.len().saturating_sub(1) {
         if out[k] == new_id || out[k + 1] == new_id {
             let p = (out[k], out[k + 1]);
             *pair_counts.entry(p).or_insert(0) += freq;
             appeared.push(p);
         }
     }
-    *word = out;
 }
 
 /// Pair counts and the pair -> words index of the initial words, built in parallel.
@@ -264,6 +272,7 @@ fn merge_words(
     let total = (vocab_size - base) as u64;
     let mut merges: Vec<Pair> = Vec::with_capacity(total as usize);
     let mut appeared: Vec<Pair> = Vec::new();
+    let mut scratch: Vec<Rank> = Vec::new();
     let report_every = (total / 200).max(1);
     while vocab.len() < vocab_size {
         let Some(top) = heap.pop() else { break };
@@ -297,6 +306,7 @@ fn merge_words(
                 freqs[w],
                 &mut pair_counts,
                 &mut appeared,
+                &mut scratch,
             );
             for &p in &appeared[before..] {
                 where_to_update.entry(p).or_default().push(w as u32);

@@ -18,6 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import bytepair
 from bytepair import inputs, reference
@@ -341,6 +343,25 @@ def test_continued_training_matches_reference_and_keeps_ids(docs: list[str]) -> 
         bytepair.train(iter(new), 800, base=base, pattern="cl100k")
     with pytest.raises(ValueError, match="below the 500 ids"):
         bytepair.train(iter(new), 499, base=base)
+
+
+@given(
+    old=st.lists(st.text(alphabet="abc de\n", max_size=30), min_size=1, max_size=6),
+    new=st.lists(st.text(alphabet="abcdé \nf", max_size=30), min_size=1, max_size=6),
+    n_old=st.integers(0, 12),
+    n_new=st.integers(0, 20),
+)
+def test_continued_training_property(old, new, n_old, n_new) -> None:
+    if not any(t.strip() for t in old) or not any(t for t in new):
+        return
+    base = bytepair.train(iter(old), 257 + n_old, special_tokens=["<s>"])
+    size = base.n_vocab + n_new
+    bvocab, bmerges = reference.train_bpe(old, 257 + n_old, ["<s>"])
+    vocab, merges = reference.train_bpe_continue(bvocab, bmerges, new, size, ["<s>"])
+    more = bytepair.train(iter(new), size, base=base)
+    assert more.merges == merges and more.vocab == vocab
+    for text in old + new:
+        assert more.decode(more.encode(text)) == text
 
 
 def test_continuing_on_the_same_corpus_equals_training_longer(docs: list[str]) -> None:

@@ -238,7 +238,10 @@ def train_bpe_continue(
     loop of ``train_bpe`` on those id sequences, with the same tie rule, giving each new token
     the id after the current largest. Every existing id and merge is kept as it was; the new
     merges come after the old ones, so encoding text that the old merges cover is unchanged
-    up to where new merges apply.
+    up to where new merges apply. As in ordinary training, a merge may give bytes that are
+    already a token (reached by another split); it still gets a new id, and encoding uses the
+    lowest id for those bytes. Continuing on the corpus a tokenizer was trained on gives the
+    merges of training longer in one go.
 
     Args:
         vocab, merges: the existing tokenizer (any ids; every single byte must be a token).
