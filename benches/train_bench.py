@@ -498,6 +498,11 @@ def write_section(path: Path, body: str) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
     section = f"{BEGIN}\n{body}{END}\n"
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
+    # a script that replaces its own section up to the next "## " heading may have eaten
+    # the begin marker: then the section starts at its heading
+    headed = re.compile(r"^## Training at scale.*?" + re.escape(END) + r"\n?", re.S | re.M)
+    if not pattern.search(text) and headed.search(text):
+        pattern = headed
     if pattern.search(text):
         text = pattern.sub(lambda _: section, text, count=1)
     else:
