@@ -102,6 +102,9 @@ def run_worker(kind: str, path: str, vocab_size: int, threads: int, tokens: bool
     if kind == "bytepair":  # bytepair.train(path) is exactly these two stages
         counts = bytepair.count(path, threads=threads, progress=False)
         count_s = time.perf_counter() - t0
+        if vocab_size == 0:  # counting only
+            cpu = time.process_time() - cpu0
+            return {"seconds": count_s, "count_s": count_s, "cpu": cpu, "distinct": len(counts)}
         tok = bytepair.train_from_counts(counts, vocab_size, progress=False)
         new = [a + b for a, b in tok.merges]
         extra = {"count_s": count_s, "distinct": len(counts)}
@@ -297,7 +300,7 @@ def main() -> None:
     started = datetime.datetime.now(datetime.timezone.utc)
     load_start = os.getloadavg()
     snap0 = cpu_snapshot()
-    results: dict[str, Any] = {"runs": {}, "check": {}, "growth": {}}
+    results: dict[str, Any] = {"runs": {}, "check": {}, "growth": {}, "threads": {}}
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         # 1. side by side, round-robin within each repeat
@@ -347,6 +350,12 @@ def main() -> None:
                 runs = [spawn(kind, path, 10000, args.threads) for _ in range(reps)]
                 results["growth"][f"{mb}/{kind}"] = runs
                 print(f"growth {mb} MB {kind}: {runs[-1]['seconds']:.2f} s", file=sys.stderr)
+        # 4. counting on 1 and 2 threads (vocab_size 0: the worker only counts)
+        snap_t = cpu_snapshot()
+        for t in (1, 2):
+            runs = [spawn("bytepair", corpora["english"], 0, t) for _ in range(args.repeats)]
+            results["threads"][str(t)] = runs
+        results["threads"]["other_busy"] = other_load(snap_t, cpu_snapshot())
     snap2 = cpu_snapshot()
     results["meta"] = {
         "started": started.strftime("%Y-%m-%d %H:%M UTC"),
@@ -491,6 +500,21 @@ def report(res: dict[str, Any], corpora: dict[str, Path]) -> str:
         "Arabic, ... have no ASCII letters to rotate), so it adds fewer distinct ones than the "
         "first 100 MB.",
     ]
+    if res.get("threads"):
+        one, two = (median(res["threads"][t], "seconds") for t in ("1", "2"))
+        cores = statistics.median(r["cpu"] / r["seconds"] for r in res["threads"]["2"])
+        mb = m["sizes"]["english"] / 1e6
+        lines += [
+            "",
+            "### Counting on more cores",
+            "",
+            f"`bytepair.count` of the English corpus ({mb:.1f} MB), median of "
+            f"{m['repeats']} runs: {one:.2f} s on 1 thread ({mb / one:.0f} MB/s), "
+            f"{two:.2f} s on 2 threads ({mb / two:.0f} MB/s): {one / two:.2f}x with 2 threads. "
+            f"CPU time / wall time on 2 threads: {cores:.2f} (cores actually used); other "
+            f"processes kept {res['threads']['other_busy']:.2f} CPUs busy meanwhile, so "
+            f"{2 - res['threads']['other_busy']:.2f} of the 2 were free on average.",
+        ]
     return "\n".join(lines) + "\n"
 
 
