@@ -14,6 +14,7 @@ __all__ = [
     "__version__",
     "count_files",
     "count_texts",
+    "train_continue",
     "train_from_counts",
 ]
 __version__: str
@@ -71,8 +72,27 @@ class PretokenCounts:
     def __add__(self, other: PretokenCounts, /) -> PretokenCounts: ...
     def __radd__(self, other: PretokenCounts, /) -> PretokenCounts: ...
     def __eq__(self, other: object, /) -> bool: ...
+    def add(self, other: PretokenCounts) -> None: ...
     def total(self) -> int: ...
+    def get(self, key: bytes) -> int: ...
     def items(self) -> list[tuple[bytes, int]]: ...
+    @property
+    def long_pretokens(self) -> tuple[int, int]: ...
+    @long_pretokens.setter
+    def long_pretokens(self, value: tuple[int, int]) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes, n: int) -> PretokenCounts: ...
+    def count_stream(
+        self,
+        chunks: Sequence[tuple[str, bool]],
+        carry: str,
+        pattern: str,
+        special_tokens: Sequence[str],
+        threads: int | None = None,
+        max_pretoken_length: int | None = None,
+        skip_long: bool = False,
+    ) -> str: ...
 
 def count_files(
     paths: Sequence[str | PathLike[str]],
@@ -81,16 +101,30 @@ def count_files(
     progress: _ProgressCallback | None = None,
     threads: int | None = None,
     errors: str = "strict",
+    max_pretoken_length: int | None = None,
+    skip_long: bool = False,
 ) -> PretokenCounts: ...
 def count_texts(
     texts: Sequence[str],
     pattern: str,
     special_tokens: Sequence[str],
     threads: int | None = None,
+    max_pretoken_length: int | None = None,
+    skip_long: bool = False,
 ) -> PretokenCounts: ...
 def train_from_counts(
     counts: PretokenCounts,
     vocab_size: int,
     special_tokens: Sequence[str],
     progress: _ProgressCallback | None = None,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+) -> tuple[list[bytes], list[tuple[int, int]]]: ...
+def train_continue(
+    counts: PretokenCounts,
+    base: CoreBPE,
+    vocab_size: int,
+    progress: _ProgressCallback | None = None,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
 ) -> tuple[list[bytes], list[tuple[int, int]]]: ...

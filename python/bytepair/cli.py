@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import glob
 import os
 import re
 import sys
@@ -97,7 +98,13 @@ def _parser() -> argparse.ArgumentParser:
         epilog="example: bytepair train corpus.txt --vocab-size 10000 "
         "--special-token '<|endoftext|>' -o tok.json",
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files (the corpus)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="the corpus: UTF-8 text files, folders (every file under them), glob patterns; "
+        ".jsonl / .parquet files and gzip / zstd / bz2 / xz compressed files are read too",
+    )
     p.add_argument(
         "--vocab-size",
         type=_int_at_least(1),
@@ -132,15 +139,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-progress",
         action="store_true",
-        help="no progress bars (they are shown only when stderr is a terminal anyway)",
+        help="no progress bars (shown by default when stderr is a terminal)",
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress bars even when stderr is not a terminal",
     )
     p.add_argument(
         "--errors",
-        choices=["strict", "replace", "ignore"],
+        choices=["strict", "replace", "skip", "ignore"],
         default="strict",
         help="invalid UTF-8 in a corpus file: fail naming the byte offset (strict, default), "
-        "replace it with U+FFFD, or drop it (ignore)",
+        "replace it with U+FFFD, or drop it (skip, or ignore)",
     )
+    _add_training_options(p)
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="where to write the tokenizer"
     )
@@ -323,6 +336,50 @@ def _add_tokenizer_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_training_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--text-field",
+        default="text",
+        metavar="KEY",
+        help="the text key of .jsonl files / column of .parquet files (default: text)",
+    )
+    p.add_argument(
+        "--blank-line-docs",
+        action="store_true",
+        help="plain-text files hold documents separated by blank lines",
+    )
+    p.add_argument(
+        "--min-frequency",
+        type=_int_at_least(0),
+        default=0,
+        metavar="N",
+        help="stop when the most frequent pair occurs fewer than N times",
+    )
+    p.add_argument(
+        "--max-token-length",
+        type=_int_at_least(2),
+        default=None,
+        metavar="BYTES",
+        help="never make a token longer than this many bytes",
+    )
+    p.add_argument(
+        "--max-pretoken-length",
+        type=_int_at_least(1),
+        default=None,
+        metavar="BYTES",
+        help="pre-tokens longer than this (corrupt data) are truncated, or skipped with "
+        "--long-pretokens skip, and reported",
+    )
+    p.add_argument("--long-pretokens", choices=["truncate", "skip"], default="truncate")
+    p.add_argument(
+        "--base",
+        default=None,
+        metavar="TOK",
+        help="continued training: extend this tokenizer (a bytepair JSON file or a GPT-2 "
+        "folder), keeping all its ids and merges; --vocab-size is then its n_vocab + new merges",
+    )
+
+
 def _int_at_least(low: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -343,10 +400,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     import bytepair
 
     for path in args.files:
-        if not os.path.exists(path):
+        if not os.path.exists(path) and not glob.has_magic(path):
             raise CLIError(f"{path}: No such file or directory")
-        if os.path.isdir(path):
-            raise CLIError(f"{path}: is a folder, not a text file")
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):  # fail before training, not after
         raise CLIError(f"{args.output}: cannot write there, folder {out_dir} does not exist")
@@ -354,14 +409,22 @@ def _cmd_train(args: argparse.Namespace) -> int:
         raise CLIError(f"{args.output}: is a folder; give a file name for the tokenizer")
 
     start = time.perf_counter()
+    base = bytepair.load(args.base) if args.base else None
     tok = bytepair.train(
         list(args.files),
         args.vocab_size,
         special_tokens=args.special_tokens,
         pattern=args.pattern,
         threads=args.threads,
-        progress=False if args.no_progress else None,
+        progress=False if args.no_progress else (True if args.progress else None),
         errors=args.errors,
+        text_field=args.text_field,
+        blank_line_docs=args.blank_line_docs,
+        max_pretoken_length=args.max_pretoken_length,
+        long_pretokens=args.long_pretokens,
+        min_frequency=args.min_frequency,
+        max_token_length=args.max_token_length,
+        base=base,
     )
     seconds = time.perf_counter() - start
     tok.save(args.output)
@@ -373,8 +436,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
         f"bytepair: wrote {args.output}: n_vocab {tok.n_vocab} = 256 bytes + {n_special} "
         f"special token{plural} + {n_merges} merges, trained in {seconds:.2f} s"
     )
+    if base is not None:
+        summary = (
+            f"bytepair: wrote {args.output}: n_vocab {tok.n_vocab} = {base.n_vocab} of "
+            f"{args.base} + {tok.n_vocab - base.n_vocab} new merges, trained in {seconds:.2f} s"
+        )
     if tok.n_vocab < args.vocab_size:
-        summary += f" (stopped before {args.vocab_size}: no pair left to merge)"
+        why = "no pair left to merge" if not args.min_frequency else "no pair frequent enough"
+        summary += f" (stopped before {args.vocab_size}: {why})"
     print(summary, file=sys.stderr)
     return 0
 

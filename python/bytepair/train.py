@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Union
 
-from . import _core
-from .tokenizer import Tokenizer, _clean, _resolve_pattern
+from . import _core, inputs
+from .counts import PretokenCounts
+from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _resolve_pattern
 
 __all__ = ["PretokenCounts", "count", "train", "train_bpe", "train_from_counts"]
 
-PretokenCounts = _core.PretokenCounts
 PathLike = Union[str, "os.PathLike[str]"]
 Input = Union[PathLike, Sequence[PathLike], Iterable[str]]
 
-# texts handed to Rust at a time when training from an iterator (bounded memory)
-_TEXT_BATCH_CHARS = 32 << 20
+# characters of streamed text handed to Rust at a time (bounded memory)
+_TEXT_BATCH_CHARS = 16 << 20
+_LONG_POLICIES = ("truncate", "skip")
 
 
 def count(
@@ -33,54 +35,140 @@ def count(
     threads: int | None = None,
     progress: bool | None = None,
     errors: str = "strict",
-) -> _core.PretokenCounts:
+    text_field: str = "text",
+    blank_line_docs: bool = False,
+    max_pretoken_length: int | None = None,
+    long_pretokens: str = "truncate",
+) -> PretokenCounts:
     """Counts the pre-tokens of a corpus (the first stage of training).
 
+    Plain UTF-8 text files are read and counted by the Rust core in 64 MB blocks, cut where
+    the split is exact. Every other input (compressed files, jsonl, parquet, blank-line
+    documents, iterators of ``str``) is streamed through ``bytepair.inputs.iter_chunks`` in
+    batches of about 16 M characters; a document cut between two chunks is counted exactly
+    as if whole (the unfinished end of a chunk is carried into the next batch). Memory
+    grows with the number of distinct pre-tokens, not with the corpus. With a custom regex
+    a streamed document is only cut before special tokens, so a huge compressed document
+    without them is held whole.
+
     Args:
-        input: a path, a list or tuple of paths (UTF-8 text files, read in chunks, never
-            whole), or any other iterable of ``str`` (each item is a separate text; a
-            pre-token never spans two items), streamed in batches.
+        input: what ``bytepair.inputs.iter_chunks`` reads: a path, a folder, a glob
+            pattern, a list or tuple of those, or any other iterable of ``str`` (each item
+            a document; a pre-token never spans two documents, nor two files).
         pattern: ``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex (Python ``regex`` syntax).
         special_tokens: strings cut out of the text before pre-tokenization and never
             counted (e.g. ``"<|endoftext|>"`` between documents).
-        threads: worker threads (default: one per core).
-        progress: show a progress bar (default: when stderr is a terminal).
-        errors: invalid UTF-8 in a file: ``"strict"`` raises ``ValueError`` naming the file
-            and byte offset, ``"replace"`` turns each bad sequence into U+FFFD, ``"ignore"``
-            drops it (as ``bytes.decode``).
+        threads: worker threads (default: one per core). The result never depends on it.
+        progress: a tqdm bar of bytes read (bytes/s, ETA for files); default: when stderr
+            is a terminal.
+        errors: invalid UTF-8 in a file: ``"strict"`` raises ``ValueError`` naming the
+            file and byte offset, ``"replace"`` turns each bad sequence into U+FFFD,
+            ``"skip"`` (or ``"ignore"``) drops the bad bytes.
+        text_field: the jsonl key / parquet column holding the text.
+        blank_line_docs: plain-text files hold documents separated by blank lines.
+        max_pretoken_length: pre-tokens longer than this many bytes (a corrupt file, a
+            megabyte without a space) are truncated to it (at a character boundary) or
+            skipped, and reported with a ``UserWarning``; None (default): no limit.
+        long_pretokens: ``"truncate"`` or ``"skip"`` such pre-tokens.
 
     Returns:
-        ``PretokenCounts``: pre-token bytes -> 64-bit count; ``a + b`` adds two.
+        ``PretokenCounts`` (pre-token bytes -> 64-bit count; ``a + b`` adds two), which
+        records ``pattern`` (as its regex) and ``special_tokens``.
 
     Raises:
         FileNotFoundError, OSError: a file cannot be read (the message names it).
-        ValueError: invalid UTF-8 (names the file and byte offset), an empty special token,
-            or an invalid pattern.
+        ValueError: invalid UTF-8 (names the file and byte offset), a bad jsonl line or
+            parquet column, an empty special token, an invalid pattern, bad options.
+        TypeError: an iterable item is not ``str``.
     """
-    pattern = _resolve_pattern(pattern)
+    regex = _resolve_pattern(pattern)
     specials = _check_specials(special_tokens)
     threads = _check_threads(threads)
-    if errors not in ("strict", "replace", "ignore"):
-        raise ValueError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
-    paths = _as_paths(input)
-    if paths is not None:
+    limit = _check_limit(max_pretoken_length)
+    if long_pretokens not in _LONG_POLICIES:
+        raise ValueError(f"long_pretokens must be 'truncate' or 'skip', got {long_pretokens!r}")
+    opts = {"max_pretoken_length": limit, "skip_long": long_pretokens == "skip"}
+    inputs._check_errors(errors)
+    paths = inputs.expand_paths(input)
+    core = _core.PretokenCounts()
+    if paths is None:
         with _Progress("count", progress, unit="B") as bar:
-            return _core.count_files(paths, pattern, specials, bar.callback, threads, errors)
-    if isinstance(input, (bytes, bytearray)):
-        raise TypeError("input must be a path, a list of paths or an iterable of str, not bytes")
-    total = _core.PretokenCounts()
-    for batch in _batches(input):  # type: ignore[arg-type]
-        total = total + _core.count_texts(batch, pattern, specials, threads)
-    return total
+            _count_stream(core, inputs.iter_chunks(input), regex, specials, threads, opts, bar)
+    else:
+        sizes = [os.path.getsize(p) for p in paths]
+        with _Progress("count", progress, unit="B", total=sum(sizes)) as bar:
+            plain: list[str] = []  # a run of plain-text files, counted in one Rust call
+
+            def count_plain() -> None:
+                if plain:
+                    cb = bar.offset_callback(bar.done)
+                    core.add(_core.count_files(plain, regex, specials, cb, threads, errors, **opts))
+                    bar.set(start)
+                    plain.clear()
+
+            start = 0
+            for path, size in zip(paths, sizes):
+                if not blank_line_docs and inputs.file_format(path) == (None, "text"):
+                    plain.append(path)
+                    start += size
+                    continue
+                count_plain()
+                chunks = inputs.iter_chunks(
+                    path, text_field=text_field, errors=errors, blank_line_docs=blank_line_docs
+                )
+                _count_stream(core, chunks, regex, specials, threads, opts, None)
+                start += size
+                bar.set(start)
+            count_plain()
+    n_long, longest = core.long_pretokens
+    if n_long:
+        what = "skipped" if opts["skip_long"] else f"truncated to {limit} bytes"
+        warnings.warn(
+            f"{n_long} pre-token(s) longer than max_pretoken_length={limit} bytes "
+            f"(the longest {longest} bytes) were {what}",
+            stacklevel=2,
+        )
+    return PretokenCounts._wrap(core, regex, specials)
+
+
+def _count_stream(
+    core: _core.PretokenCounts,
+    chunks: Iterator[tuple[str, bool]],
+    regex: str,
+    specials: list[str],
+    threads: int | None,
+    opts: dict[str, object],
+    bar: _Progress | None,
+) -> None:
+    """Counts streamed chunks in batches, carrying a document's unfinished end along."""
+    carry = ""
+    batch: list[tuple[str, bool]] = []
+    size = 0
+    for text, ends in chunks:
+        batch.append((_clean(text), ends))
+        size += len(text)
+        if size >= _TEXT_BATCH_CHARS:
+            carry = core.count_stream(batch, carry, regex, specials, threads, **opts)
+            if bar is not None:
+                bar.add(sum(len(t.encode("utf-8", "surrogatepass")) for t, _ in batch))
+            batch, size = [], 0
+    if batch or carry:
+        batch.append(("", True))  # the stream ends a document
+        core.count_stream(batch, carry, regex, specials, threads, **opts)
+        if bar is not None:
+            bar.add(sum(len(t.encode("utf-8", "surrogatepass")) for t, _ in batch))
 
 
 def train_from_counts(
-    counts: _core.PretokenCounts,
+    counts: PretokenCounts,
     vocab_size: int,
     *,
-    special_tokens: Sequence[str] = (),
-    pattern: str = "gpt2",
+    special_tokens: Sequence[str] | None = None,
+    pattern: str | None = None,
     progress: bool | None = None,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+    base: Tokenizer | None = None,
 ) -> Tokenizer:
     """Learns merges from pre-token counts (the second stage of training).
 
@@ -88,26 +176,105 @@ def train_from_counts(
     per merge in learned order. The most frequent adjacent pair is merged first; a tie
     goes to the lexicographically greatest (left bytes, right bytes), as in CS336.
 
+    Continued training (``base`` given): every id and merge of ``base`` is kept; each
+    distinct pre-token is first encoded with ``base`` (its own BPE), then the same merge
+    loop runs on those token sequences, and new tokens get ids ``base.n_vocab``,
+    ``base.n_vocab + 1``, ... The result equals ``bytepair.reference.train_bpe_continue``.
+
     Args:
-        counts: from ``count`` (the same ``special_tokens`` and ``pattern`` should be used).
-        vocab_size: total tokens wanted: 256 + len(special_tokens) + merges. Training stops
-            early when no pair is left.
-        special_tokens: special tokens, given ids 256, 257, ...
+        counts: from ``count``.
+        vocab_size: total tokens wanted: 256 + len(special_tokens) + merges (with
+            ``base``: ``base.n_vocab`` + new merges). Training stops early when no pair is
+            left (or, with ``min_frequency``, none is frequent enough).
+        special_tokens: special tokens, given ids 256, 257, ... Default: those of the
+            counts (or of ``base``).
         pattern: stored in the tokenizer, so encoding splits text as counting did.
-        progress: show a progress bar (default: when stderr is a terminal).
+            Default: the counts' pattern (or ``base``'s), else ``"gpt2"``.
+        progress: a tqdm bar of merges (merges/s); default: when stderr is a terminal.
+        min_frequency: stop when the most frequent pair occurs fewer times than this.
+        max_token_length: never create a token longer than this many bytes; such pairs
+            are passed over.
+        base: a ``Tokenizer`` to extend (trained here or loaded; its ids must be dense).
 
     Raises:
-        ValueError: ``vocab_size`` below 256 + len(special_tokens), or bad special tokens.
+        ValueError: ``vocab_size`` below 256 + len(special_tokens) (or ``base.n_vocab``),
+            bad special tokens or options, a ``pattern`` / ``special_tokens`` that differ
+            from those the counts (or ``base``) were made with, or empty counts.
     """
-    specials = _check_specials(special_tokens)
-    _check_vocab_size(vocab_size, specials)
+    if not isinstance(counts, PretokenCounts):
+        raise TypeError(f"counts must be PretokenCounts (from count), got {type(counts).__name__}")
+    if base is not None:
+        if not isinstance(base, Tokenizer):
+            raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
+        pattern = _same("pattern", pattern, base.pattern, "the base tokenizer's")
+        special_tokens = _same(
+            "special_tokens", special_tokens, list(base.special_tokens), "the base tokenizer's"
+        )
+    if counts.pattern is not None:
+        pattern = _same("pattern", pattern, counts.pattern, "the counts'")
+        special_tokens = _same(
+            "special_tokens", special_tokens, list(counts.special_tokens), "the counts'"
+        )
+    pattern = "gpt2" if pattern is None else pattern
+    specials = _check_specials(special_tokens or ())
     _core.count_texts([], _resolve_pattern(pattern), [])  # a bad pattern fails before training
+    min_frequency = _check_nonneg("min_frequency", min_frequency)
+    if max_token_length is not None and _check_nonneg("max_token_length", max_token_length) < 2:
+        raise ValueError(f"max_token_length must be at least 2 bytes, got {max_token_length}")
+    opts = {"min_frequency": min_frequency, "max_token_length": max_token_length}
+    if base is not None:
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+            raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+        if not base.n_vocab <= vocab_size < 2**32:
+            raise ValueError(
+                f"vocab_size {vocab_size} is below the {base.n_vocab} ids the base tokenizer has"
+            )
+        with _Progress("merge", progress, unit="merge") as bar:
+            new, merge_ids = _core.train_continue(
+                counts._core, base._core, vocab_size, bar.callback, **opts
+            )
+        return _extend(base, new, merge_ids)
+    _check_vocab_size(vocab_size, specials)
     with _Progress("merge", progress, unit="merge") as bar:
-        vocab, merges = _core.train_from_counts(counts, vocab_size, specials, bar.callback)
-    tok = Tokenizer._from_ids(vocab, merges, specials, pattern)
+        vocab, merges = _core.train_from_counts(
+            counts._core, vocab_size, specials, bar.callback, **opts
+        )
+    tok = Tokenizer._from_ids(vocab, merges, specials, _pattern_name(pattern))
     corpus_bytes = sum(len(b) * n for b, n in counts.items())
     tok._metadata["training"] = {"corpus_bytes": corpus_bytes, "pretokens": counts.total()}
     return tok
+
+
+def _extend(base: Tokenizer, new: list[bytes], merge_ids: list[tuple[int, int]]) -> Tokenizer:
+    """``base`` with new tokens (ids from ``base.n_vocab`` on) and merges appended."""
+    vocab = base.vocab
+    first = base.n_vocab
+    vocab.update({first + k: b for k, b in enumerate(new)})
+    merges = base.merges + [(vocab[a], vocab[b]) for a, b in merge_ids]
+    tok = Tokenizer.__new__(Tokenizer)
+    tok._build(vocab, merges, base.special_tokens, base._pattern_name)
+    return tok
+
+
+def _same(name: str, given: object, recorded: object, whose: str) -> object:
+    """``given`` if it agrees with ``recorded`` (None: take ``recorded``), else ValueError."""
+    if given is None:
+        return recorded
+    if name == "pattern":
+        same = _resolve_pattern(given) == _resolve_pattern(recorded)  # type: ignore[arg-type]
+    else:
+        same = list(given) == list(recorded)  # type: ignore[call-overload]
+    if not same:
+        raise ValueError(f"{name}={given!r} differs from {whose} {recorded!r}")
+    return given
+
+
+def _pattern_name(pattern: str) -> str:
+    """A preset's name for its regex (what the tokenizer file stores), else the regex."""
+    for name, regex in _PRESET_NAMES.items():
+        if pattern == regex:
+            return name
+    return pattern
 
 
 def train(
@@ -119,32 +286,61 @@ def train(
     threads: int | None = None,
     progress: bool | None = None,
     errors: str = "strict",
+    text_field: str = "text",
+    blank_line_docs: bool = False,
+    max_pretoken_length: int | None = None,
+    long_pretokens: str = "truncate",
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+    base: Tokenizer | None = None,
 ) -> Tokenizer:
     """Trains a byte-level BPE tokenizer on a corpus: ``count`` then ``train_from_counts``.
 
     >>> tok = train(iter(["low low lower lowest"]), vocab_size=259)
     >>> tok.merges
     [(b'o', b'w'), (b'l', b'ow'), (b' ', b'low')]
+    >>> more = train(iter(["newest newer"]), vocab_size=261, base=tok)
+    >>> more.merges[3:], more.encode("low newer")
+    ([(b'w', b'e'), (b'n', b'e')], [257, 32, 260, 259, 114])
 
     Args:
-        input: a path, a list or tuple of paths, or any other iterable of ``str`` (pass
-            ``iter(texts)`` for an in-memory list of texts).
-        vocab_size: total tokens: 256 + len(special_tokens) + merges.
+        input: see ``count``: paths, folders, globs, compressed / jsonl / parquet files, or
+            any other iterable of ``str`` (pass ``iter(texts)`` for an in-memory list).
+        vocab_size: total tokens: 256 + len(special_tokens) + merges (with ``base``:
+            ``base.n_vocab`` + new merges).
         special_tokens: e.g. ``["<|endoftext|>"]``; ids 256, 257, ...; never counted.
+            With ``base``: its own are used (passing others raises ``ValueError``).
         pattern: ``"gpt2"`` (default, as CS336), ``"cl100k"``, ``"o200k"`` or a regex.
-        threads: worker threads for counting (default: one per core).
-        progress: show progress bars (default: when stderr is a terminal).
-        errors: invalid UTF-8 in a file: ``"strict"`` (raise), ``"replace"`` or ``"ignore"``.
+            With ``base``: its own is used (passing another one raises ``ValueError``).
+        threads: worker threads for counting (default: one per core). The merges never
+            depend on it, nor on chunk sizes or the order of files.
+        progress: progress bars for counting (bytes/s, ETA) and merging (merges/s);
+            default: when stderr is a terminal.
+        errors, text_field, blank_line_docs, max_pretoken_length, long_pretokens: see
+            ``count``.
+        min_frequency, max_token_length, base: see ``train_from_counts`` (``base``:
+            continued training of an existing tokenizer, keeping all its ids and merges).
 
     Returns:
         the trained ``Tokenizer``.
 
     Raises:
-        FileNotFoundError, OSError, ValueError: see ``count`` and ``train_from_counts``;
-            ``ValueError`` also for an empty corpus (no text outside special tokens).
+        FileNotFoundError, OSError, ValueError, TypeError: see ``count`` and
+            ``train_from_counts``; ``ValueError`` also for an empty corpus (no text outside
+            special tokens).
     """
+    if base is not None:
+        if not isinstance(base, Tokenizer):
+            raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
+        # the defaults mean "the base's own"; anything else must agree with it
+        given_pattern = None if pattern == "gpt2" else pattern
+        pattern = _same("pattern", given_pattern, base.pattern, "the base tokenizer's")  # type: ignore[assignment]
+        special_tokens = _same(  # type: ignore[assignment]
+            "special_tokens", special_tokens or None, list(base.special_tokens), "the base's"
+        )
     specials = _check_specials(special_tokens)
-    _check_vocab_size(vocab_size, specials)  # fail before counting a large corpus
+    if base is None:
+        _check_vocab_size(vocab_size, specials)  # fail before counting a large corpus
     counts = count(
         input,
         pattern=pattern,
@@ -152,9 +348,20 @@ def train(
         threads=threads,
         progress=progress,
         errors=errors,
+        text_field=text_field,
+        blank_line_docs=blank_line_docs,
+        max_pretoken_length=max_pretoken_length,
+        long_pretokens=long_pretokens,
     )
     return train_from_counts(
-        counts, vocab_size, special_tokens=specials, pattern=pattern, progress=progress
+        counts,
+        vocab_size,
+        special_tokens=specials,
+        pattern=pattern,
+        progress=progress,
+        min_frequency=min_frequency,
+        max_token_length=max_token_length,
+        base=base,
     )
 
 
@@ -216,53 +423,35 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
     return out
 
 
-def _as_paths(input: object) -> list[str] | None:
-    """The paths named by ``input``, or None when it is an iterable of texts."""
-    if isinstance(input, (str, os.PathLike)):
-        return [os.fspath(input)]
-    if isinstance(input, (list, tuple)) and all(isinstance(p, (str, os.PathLike)) for p in input):
-        paths = [os.fspath(p) for p in input]
-        for p in paths:
-            if not os.path.exists(p):
-                raise FileNotFoundError(
-                    2,
-                    "No such file or directory (a list or tuple is read as paths; "
-                    "pass iter(texts) to train on in-memory texts)",
-                    p,
-                )
-        return paths
-    return None
+def _check_limit(limit: int | None) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"max_pretoken_length must be a positive int or None, got {limit!r}")
+    return limit
 
 
-def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
-    it = iter(texts)
-    while True:
-        batch: list[str] = []
-        size = 0
-        for t in it:
-            if not isinstance(t, str):
-                raise TypeError(f"texts must be str, got {type(t).__name__}")
-            batch.append(_clean(t))
-            size += len(t)
-            if size >= _TEXT_BATCH_CHARS:
-                break
-        if not batch:
-            return
-        yield batch
-        if size < _TEXT_BATCH_CHARS:
-            return
+def _check_nonneg(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    return value
 
 
 class _Progress:
-    """A tqdm bar fed by the Rust core's progress callback (stage, done, total)."""
+    """A tqdm bar for one stage, fed by the Rust core's callback ``(stage, done, total)``
+    or by ``add`` / ``set`` from Python. Off unless ``enabled`` (default: stderr is a TTY)."""
 
-    def __init__(self, stage: str, enabled: bool | None, unit: str) -> None:
+    def __init__(
+        self, stage: str, enabled: bool | None, unit: str, total: int | None = None
+    ) -> None:
         if enabled is None:
             enabled = sys.stderr is not None and sys.stderr.isatty()
         self._bar = None
         self._stage = stage
         self._unit = unit
         self._enabled = enabled
+        self._total = total
+        self.done = 0
 
     def __enter__(self) -> _Progress:
         return self
@@ -275,10 +464,30 @@ class _Progress:
     def callback(self):  # type: ignore[no-untyped-def]
         return self._update if self._enabled else None
 
-    def _update(self, stage: str, done: int, total: int) -> None:
+    def offset_callback(self, start: int):  # type: ignore[no-untyped-def]
+        """A Rust callback for one part of the input that begins at ``start``."""
+        if not self._enabled:
+            return None
+        return lambda stage, done, total: self.set(start + done)
+
+    def add(self, n: int) -> None:
+        self.set(self.done + n)
+
+    def set(self, done: int) -> None:
+        self.done = done
+        if self._enabled:
+            self._update(self._stage, done, self._total)
+
+    def _update(self, stage: str, done: int, total: int | None) -> None:
         if self._bar is None:
             from tqdm.auto import tqdm
 
             desc = "counting pre-tokens" if stage == "count" else "merging"
-            self._bar = tqdm(total=total, desc=desc, unit=self._unit, unit_scale=self._unit == "B")
+            self._bar = tqdm(
+                total=self._total if self._total is not None else total,
+                desc=desc,
+                unit=self._unit,
+                unit_scale=self._unit == "B",
+                file=sys.stderr,
+            )
         self._bar.update(done - self._bar.n)

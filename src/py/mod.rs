@@ -19,6 +19,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trainer::count_files, m)?)?;
     m.add_function(wrap_pyfunction!(trainer::count_texts, m)?)?;
     m.add_function(wrap_pyfunction!(trainer::train_from_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(trainer::train_continue, m)?)?;
     Ok(())
 }
 

@@ -25,6 +25,11 @@ pub struct CoreBPE {
 const INT_CACHE_MAX: usize = 1 << 21;
 
 impl CoreBPE {
+    /// The encoder (for continued training).
+    pub fn encoder(&self) -> &Encoder {
+        &self.enc
+    }
+
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
         let n = self.enc.n_vocab();
         if n > INT_CACHE_MAX {

@@ -1,13 +1,15 @@
-//! Training entry points: counting (files or texts) and the merge loop, GIL released.
+//! Training entry points: counting (files, texts, streams) and the merge loop, GIL released.
 
 use std::path::PathBuf;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::errors::to_py;
 use super::run_in_pool;
-use crate::train::{self, InvalidUtf8, Progress};
+use super::tokenizer::CoreBPE;
+use crate::train::{self, CountOptions, Counter, InvalidUtf8, LongStats, MergeOptions, Progress};
 use crate::Pair;
 
 /// Pre-token bytes -> count over a corpus; add two with `+`.
@@ -24,8 +26,10 @@ impl PretokenCounts {
     fn new(items: Option<Vec<(Vec<u8>, u64)>>) -> Self {
         let mut inner = train::PretokenCounts::default();
         for (k, v) in items.unwrap_or_default() {
-            *inner.counts.entry(k).or_insert(0) += v;
+            let c = inner.counts.entry(k).or_insert(0);
+            *c = c.saturating_add(v);
         }
+        inner.counts.retain(|k, &mut v| v > 0 && !k.is_empty());
         Self { inner }
     }
 
@@ -39,13 +43,26 @@ impl PretokenCounts {
         out
     }
 
+    /// Adds `other` into these counts, in place.
+    fn add(&mut self, other: &PretokenCounts) {
+        self.inner.add(&other.inner);
+    }
+
     fn __eq__(&self, other: &PretokenCounts) -> bool {
-        self.inner == other.inner
+        self.inner.counts == other.inner.counts
     }
 
     /// Total number of pre-tokens counted.
     fn total(&self) -> u64 {
-        self.inner.counts.values().sum()
+        self.inner
+            .counts
+            .values()
+            .fold(0u64, |a, &b| a.saturating_add(b))
+    }
+
+    /// The count of one pre-token (0 if absent).
+    fn get(&self, key: &[u8]) -> u64 {
+        self.inner.counts.get(key).copied().unwrap_or(0)
     }
 
     /// (pre-token bytes, count) pairs, most frequent first, ties by bytes.
@@ -55,6 +72,65 @@ impl PretokenCounts {
         v.into_iter()
             .map(|(k, &c)| (PyBytes::new(py, k), c))
             .collect()
+    }
+
+    /// (number, longest length in bytes) of the pre-tokens over the length limit.
+    #[getter]
+    fn long_pretokens(&self) -> (u64, u64) {
+        (self.inner.long.count, self.inner.long.longest)
+    }
+
+    #[setter]
+    fn set_long_pretokens(&mut self, value: (u64, u64)) {
+        self.inner.long = LongStats {
+            count: value.0,
+            longest: value.1,
+        };
+    }
+
+    /// The records of a saved file (without its header).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let body = py.detach(|| self.inner.to_bytes());
+        PyBytes::new(py, &body)
+    }
+
+    /// Reads `n` records written by `to_bytes`; ValueError on corrupt data.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8], n: u64) -> PyResult<PretokenCounts> {
+        let inner = py
+            .detach(|| train::PretokenCounts::from_bytes(data, n))
+            .map_err(to_py)?;
+        Ok(Self { inner })
+    }
+
+    /// Counts a batch of streamed `(text, ends_document)` chunks into these counts;
+    /// `carry` is the unfinished end of the document before the batch; returns the new
+    /// carry (see `Counter::count_stream`).
+    #[pyo3(signature = (chunks, carry, pattern, special_tokens, threads=None, max_pretoken_length=None, skip_long=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn count_stream(
+        &mut self,
+        py: Python<'_>,
+        chunks: Vec<(String, bool)>,
+        carry: String,
+        pattern: &str,
+        special_tokens: Vec<String>,
+        threads: Option<usize>,
+        max_pretoken_length: Option<usize>,
+        skip_long: bool,
+    ) -> PyResult<String> {
+        let options = count_options(max_pretoken_length, skip_long);
+        let counter = Counter::new(pattern, &special_tokens, options).map_err(to_py)?;
+        let inner = &mut self.inner;
+        py.detach(|| run_in_pool(threads, || counter.count_stream(&chunks, carry, inner)))?
+            .map_err(to_py)
+    }
+}
+
+fn count_options(max_pretoken_length: Option<usize>, skip_long: bool) -> CountOptions {
+    CountOptions {
+        max_pretoken_length,
+        skip_long,
     }
 }
 
@@ -75,7 +151,8 @@ fn progress_fn(cb: Option<Py<PyAny>>) -> impl Fn(Progress) + Sync {
 }
 
 #[pyfunction]
-#[pyo3(signature = (paths, pattern, special_tokens, progress=None, threads=None, errors="strict"))]
+#[pyo3(signature = (paths, pattern, special_tokens, progress=None, threads=None, errors="strict", max_pretoken_length=None, skip_long=false))]
+#[allow(clippy::too_many_arguments)]
 pub fn count_files(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -84,22 +161,32 @@ pub fn count_files(
     progress: Option<Py<PyAny>>,
     threads: Option<usize>,
     errors: &str,
+    max_pretoken_length: Option<usize>,
+    skip_long: bool,
 ) -> PyResult<PretokenCounts> {
     let invalid_utf8 = match errors {
         "strict" => InvalidUtf8::Strict,
         "replace" => InvalidUtf8::Replace,
         "ignore" | "skip" => InvalidUtf8::Skip,
         other => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "errors must be 'strict', 'replace' or 'ignore', got {other:?}"
+            return Err(PyValueError::new_err(format!(
+                "errors must be 'strict', 'replace' or 'skip', got {other:?}"
             )))
         }
     };
+    let options = count_options(max_pretoken_length, skip_long);
     let report = progress_fn(progress);
     let inner = py
         .detach(|| {
             run_in_pool(threads, || {
-                train::count_files(&paths, pattern, &special_tokens, invalid_utf8, &report)
+                train::count_files(
+                    &paths,
+                    pattern,
+                    &special_tokens,
+                    options,
+                    invalid_utf8,
+                    &report,
+                )
             })
         })?
         .map_err(to_py)?;
@@ -107,18 +194,21 @@ pub fn count_files(
 }
 
 #[pyfunction]
-#[pyo3(signature = (texts, pattern, special_tokens, threads=None))]
+#[pyo3(signature = (texts, pattern, special_tokens, threads=None, max_pretoken_length=None, skip_long=false))]
 pub fn count_texts(
     py: Python<'_>,
     texts: Vec<String>,
     pattern: &str,
     special_tokens: Vec<String>,
     threads: Option<usize>,
+    max_pretoken_length: Option<usize>,
+    skip_long: bool,
 ) -> PyResult<PretokenCounts> {
+    let options = count_options(max_pretoken_length, skip_long);
     let inner = py
         .detach(|| {
             run_in_pool(threads, || {
-                train::count_texts(&texts, pattern, &special_tokens)
+                train::count_texts(&texts, pattern, &special_tokens, options)
             })
         })?
         .map_err(to_py)?;
@@ -127,18 +217,82 @@ pub fn count_texts(
 
 /// Runs the merge loop; returns (vocab bytes by id, merges as id pairs).
 #[pyfunction]
-#[pyo3(signature = (counts, vocab_size, special_tokens, progress=None))]
+#[pyo3(signature = (counts, vocab_size, special_tokens, progress=None, min_frequency=0, max_token_length=None))]
 pub fn train_from_counts<'py>(
     py: Python<'py>,
     counts: &PretokenCounts,
     vocab_size: usize,
     special_tokens: Vec<String>,
     progress: Option<Py<PyAny>>,
+    min_frequency: u64,
+    max_token_length: Option<usize>,
 ) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Pair>)> {
     let report = progress_fn(progress);
+    let options = MergeOptions {
+        min_frequency,
+        max_token_length,
+    };
     let trained = py
-        .detach(|| train::train_from_counts(&counts.inner, vocab_size, &special_tokens, &report))
+        .detach(|| {
+            train::train_from_counts(&counts.inner, vocab_size, &special_tokens, options, &report)
+        })
         .map_err(to_py)?;
     let vocab = trained.vocab.iter().map(|t| PyBytes::new(py, t)).collect();
+    Ok((vocab, trained.merges))
+}
+
+/// Continued training on top of `base`: returns (bytes of the new tokens, in id order
+/// from `base.n_vocab`, new merges as id pairs).
+#[pyfunction]
+#[pyo3(signature = (counts, base, vocab_size, progress=None, min_frequency=0, max_token_length=None))]
+pub fn train_continue<'py>(
+    py: Python<'py>,
+    counts: &PretokenCounts,
+    base: &CoreBPE,
+    vocab_size: usize,
+    progress: Option<Py<PyAny>>,
+    min_frequency: u64,
+    max_token_length: Option<usize>,
+) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Pair>)> {
+    let report = progress_fn(progress);
+    let options = MergeOptions {
+        min_frequency,
+        max_token_length,
+    };
+    let enc = base.encoder();
+    let n = enc.n_vocab();
+    let tokens = enc.tokens();
+    if n > 2 * tokens.len() + 1024 {
+        return Err(PyValueError::new_err(format!(
+            "continued training needs dense ids: the largest id is {} for {} tokens",
+            n - 1,
+            tokens.len()
+        )));
+    }
+    let mut base_vocab = vec![Vec::new(); n];
+    for (id, bytes) in tokens {
+        base_vocab[id as usize] = bytes.to_vec();
+    }
+    let encode = |piece: &[u8]| {
+        let mut out = Vec::new();
+        enc.encode_piece(piece, &mut out);
+        out
+    };
+    let trained = py
+        .detach(|| {
+            train::train_continue(
+                &counts.inner,
+                base_vocab,
+                &encode,
+                vocab_size,
+                options,
+                &report,
+            )
+        })
+        .map_err(to_py)?;
+    let vocab = trained.vocab[n..]
+        .iter()
+        .map(|t| PyBytes::new(py, t))
+        .collect();
     Ok((vocab, trained.merges))
 }

@@ -26,6 +26,36 @@ use crate::{Error, Result};
 pub struct PretokenCounts {
     /// The counts; special-token text is never in here.
     pub counts: FxHashMap<Vec<u8>, u64>,
+    /// Pre-tokens longer than the limit met while counting (truncated or skipped).
+    pub long: LongStats,
+}
+
+/// How many pre-tokens were longer than [`CountOptions::max_pretoken_length`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LongStats {
+    /// Number of such pre-tokens (occurrences).
+    pub count: u64,
+    /// Length in bytes of the longest one.
+    pub longest: u64,
+}
+
+impl LongStats {
+    fn add(&mut self, other: LongStats) {
+        self.count = self.count.saturating_add(other.count);
+        self.longest = self.longest.max(other.longest);
+    }
+}
+
+/// Counting options beyond the pattern and the special tokens.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CountOptions {
+    /// Pre-tokens longer than this many bytes are truncated to it (at a character
+    /// boundary) or, with `skip_long`, not counted; None: no limit. A corrupt corpus (a
+    /// megabyte without a space) would otherwise give one huge word that every merge of
+    /// the merge loop rescans.
+    pub max_pretoken_length: Option<usize>,
+    /// Skip long pre-tokens instead of truncating them.
+    pub skip_long: bool,
 }
 
 impl PretokenCounts {
@@ -34,6 +64,7 @@ impl PretokenCounts {
         for (k, v) in &other.counts {
             self.add_one(k, *v);
         }
+        self.long.add(other.long);
     }
 
     fn add_one(&mut self, key: &[u8], n: u64) {
@@ -47,56 +78,173 @@ impl PretokenCounts {
         }
     }
 
-    fn add_borrowed(&mut self, local: FxHashMap<&str, u64>) {
-        self.counts.reserve(local.len() / 4);
-        for (k, v) in local {
+    fn add_borrowed(&mut self, local: Local<'_>) {
+        self.counts.reserve(local.0.len() / 4);
+        for (k, v) in local.0 {
             self.add_one(k.as_bytes(), v);
         }
+        self.long.add(local.1);
     }
 }
 
-/// Counts the pre-tokens of one chunk of text into `counts`.
-fn count_chunk<'t>(
-    text: &'t str,
-    pretok: &Pretokenizer,
-    specials: &SpecialMatcher,
-    counts: &mut FxHashMap<&'t str, u64>,
-) -> Result<()> {
-    for span in specials.split(text) {
-        if let Span::Text(t) = span {
-            pretok.for_each(t, |piece| *counts.entry(piece).or_insert(0) += 1)?;
+/// Counts of one part of the corpus, borrowing the pre-tokens from its text.
+type Local<'t> = (FxHashMap<&'t str, u64>, LongStats);
+
+/// What counting needs: the compiled pattern, the special tokens and the options.
+pub struct Counter {
+    pretok: Pretokenizer,
+    specials: SpecialMatcher,
+    options: CountOptions,
+}
+
+impl Counter {
+    /// Compiles the pattern (a preset name or a regex) and the special tokens.
+    pub fn new(pattern: &str, special_tokens: &[String], options: CountOptions) -> Result<Self> {
+        Ok(Self {
+            pretok: Pretokenizer::new(pattern)?,
+            specials: SpecialMatcher::new(special_tokens)?,
+            options,
+        })
+    }
+
+    fn cuts(&self) -> Cuts<'_> {
+        Cuts {
+            specials: &self.specials,
+            at_newlines: self.pretok.is_preset(),
         }
     }
-    Ok(())
+
+    /// Counts one pre-token, applying the length limit.
+    fn add_piece<'t>(&self, piece: &'t str, local: &mut Local<'t>) {
+        let piece = match self.options.max_pretoken_length {
+            Some(limit) if piece.len() > limit => {
+                local.1.count += 1;
+                local.1.longest = local.1.longest.max(piece.len() as u64);
+                if self.options.skip_long {
+                    return;
+                }
+                let mut end = limit;
+                while !piece.is_char_boundary(end) {
+                    end -= 1;
+                }
+                &piece[..end]
+            }
+            _ => piece,
+        };
+        if !piece.is_empty() {
+            *local.0.entry(piece).or_insert(0) += 1;
+        }
+    }
+
+    /// Counts the pre-tokens of one chunk of text into `local`.
+    fn count_chunk<'t>(&self, text: &'t str, local: &mut Local<'t>) -> Result<()> {
+        for span in self.specials.split(text) {
+            if let Span::Text(t) = span {
+                self.pretok
+                    .for_each(t, |piece| self.add_piece(piece, local))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts chunks in parallel; returns the merged map borrowing from the chunks.
+    fn count_parallel<'t>(&self, chunks: &[&'t str]) -> Result<Local<'t>> {
+        chunks
+            .par_iter()
+            .map(|chunk| {
+                let mut local = Local::default();
+                self.count_chunk(chunk, &mut local)?;
+                Ok(local)
+            })
+            .try_reduce(Local::default, |a, b| Ok(merge_maps(a, b)))
+    }
+
+    /// Counts whole texts (each one pre-tokenized on its own) into `out`.
+    fn count_all<S: AsRef<str>>(&self, texts: &[S], out: &mut PretokenCounts) -> Result<()> {
+        let cuts = self.cuts();
+        let mut chunks: Vec<&str> = Vec::new();
+        for t in texts {
+            split_text(t.as_ref(), &cuts, CHUNK_BYTES, &mut chunks);
+        }
+        out.add_borrowed(self.count_parallel(&chunks)?);
+        Ok(())
+    }
+
+    /// Counts a batch of a stream of `(text, ends_document)` chunks into `out`. A chunk
+    /// may end anywhere: the part of a document after its last exact cut (see the module
+    /// docs) is `carry`, prepended to the next chunk; the carry left at the end of the
+    /// batch is returned, for the next batch. The counts equal those of the documents
+    /// counted whole.
+    pub fn count_stream(
+        &self,
+        chunks: &[(String, bool)],
+        mut carry: String,
+        out: &mut PretokenCounts,
+    ) -> Result<String> {
+        let cuts = self.cuts();
+        let mut units: Vec<String> = Vec::new();
+        for (text, ends) in chunks {
+            carry.push_str(text);
+            if *ends {
+                units.push(std::mem::take(&mut carry));
+                continue;
+            }
+            if let Some(c) = find_cut(carry.as_bytes(), 0, &cuts) {
+                let rest = carry[c..].to_string();
+                carry.truncate(c);
+                units.push(std::mem::replace(&mut carry, rest));
+            } else if carry.len() > STREAM_FALLBACK_BYTES {
+                // no newline or special token to cut at: cut between final pre-tokens
+                let consumed = self.count_final_prefix(&carry, out)?;
+                carry.drain(..consumed);
+            }
+        }
+        self.count_all(&units, out)?;
+        Ok(carry)
+    }
+
+    /// Counts the pre-tokens of `text` (a document still arriving) that are final
+    /// whatever follows, as split in the whole of `text`; returns the length they cover.
+    /// Only the presets have final pre-tokens (a custom regex may look ahead without
+    /// bound: there nothing is final before the last special token, which `find_cut`
+    /// already handles). A special token that may be arriving at the end is held back.
+    fn count_final_prefix(&self, text: &str, out: &mut PretokenCounts) -> Result<usize> {
+        let hold = self
+            .specials
+            .partial_at_end(text, |_| true)
+            .unwrap_or(text.len());
+        let head = &text[..hold];
+        let done = self.specials.find_all(head).last().map_or(0, |m| m.1);
+        let tail = &head[done..];
+        let Some(cut) = self.pretok.stream_cut(tail) else {
+            return Ok(0);
+        };
+        let mut local = Local::default();
+        self.count_chunk(&head[..done], &mut local)?;
+        let base = tail.as_ptr() as usize;
+        self.pretok.for_each(tail, |piece| {
+            if piece.as_ptr() as usize - base < cut {
+                self.add_piece(piece, &mut local);
+            }
+        })?;
+        out.add_borrowed(local);
+        Ok(done + cut)
+    }
 }
 
-fn merge_maps<'t>(
-    mut a: FxHashMap<&'t str, u64>,
-    mut b: FxHashMap<&'t str, u64>,
-) -> FxHashMap<&'t str, u64> {
-    if a.len() < b.len() {
+/// A document still arriving with no exact cut in this many bytes is cut between final
+/// pre-tokens instead (slower: the text is pre-tokenized once more).
+const STREAM_FALLBACK_BYTES: usize = 4 << 20;
+
+fn merge_maps<'t>(mut a: Local<'t>, mut b: Local<'t>) -> Local<'t> {
+    if a.0.len() < b.0.len() {
         std::mem::swap(&mut a, &mut b);
     }
-    for (k, v) in b {
-        *a.entry(k).or_insert(0) += v;
+    for (k, v) in b.0 {
+        *a.0.entry(k).or_insert(0) += v;
     }
+    a.1.add(b.1);
     a
-}
-
-/// Counts chunks in parallel; returns the merged map borrowing from the chunks.
-fn count_chunks_parallel<'t>(
-    chunks: &[&'t str],
-    pretok: &Pretokenizer,
-    specials: &SpecialMatcher,
-) -> Result<FxHashMap<&'t str, u64>> {
-    chunks
-        .par_iter()
-        .map(|chunk| {
-            let mut local = FxHashMap::default();
-            count_chunk(chunk, pretok, specials, &mut local)?;
-            Ok(local)
-        })
-        .try_reduce(FxHashMap::default, |a, b| Ok(merge_maps(a, b)))
 }
 
 /// Counts the pre-tokens of in-memory texts; each text is pre-tokenized on its own
@@ -105,19 +253,11 @@ pub fn count_texts<S: AsRef<str> + Sync>(
     texts: &[S],
     pattern: &str,
     special_tokens: &[String],
+    options: CountOptions,
 ) -> Result<PretokenCounts> {
-    let pretok = Pretokenizer::new(pattern)?;
-    let specials = SpecialMatcher::new(special_tokens)?;
-    let cuts = Cuts {
-        specials: &specials,
-        at_newlines: pretok.is_preset(),
-    };
-    let mut chunks: Vec<&str> = Vec::new();
-    for t in texts {
-        split_text(t.as_ref(), &cuts, CHUNK_BYTES, &mut chunks);
-    }
+    let counter = Counter::new(pattern, special_tokens, options)?;
     let mut out = PretokenCounts::default();
-    out.add_borrowed(count_chunks_parallel(&chunks, &pretok, &specials)?);
+    counter.count_all(texts, &mut out)?;
     Ok(out)
 }
 
@@ -246,11 +386,11 @@ pub fn count_files(
     paths: &[PathBuf],
     pattern: &str,
     special_tokens: &[String],
+    options: CountOptions,
     invalid_utf8: InvalidUtf8,
     progress: ProgressFn,
 ) -> Result<PretokenCounts> {
-    let pretok = Pretokenizer::new(pattern)?;
-    let specials = SpecialMatcher::new(special_tokens)?;
+    let counter = Counter::new(pattern, special_tokens, options)?;
     let io_err = |path: &Path, source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -259,10 +399,7 @@ pub fn count_files(
     for p in paths {
         total += std::fs::metadata(p).map_err(|e| io_err(p, e))?.len();
     }
-    let cuts = Cuts {
-        specials: &specials,
-        at_newlines: pretok.is_preset(),
-    };
+    let cuts = counter.cuts();
     let mut done = 0u64;
     let mut counts = PretokenCounts::default();
     for path in paths {
@@ -295,7 +432,7 @@ pub fn count_files(
                 })?;
             let mut chunks = Vec::new();
             split_text(&text, &cuts, CHUNK_BYTES, &mut chunks);
-            counts.add_borrowed(count_chunks_parallel(&chunks, &pretok, &specials)?);
+            counts.add_borrowed(counter.count_parallel(&chunks)?);
             done += cut as u64;
             progress(Progress::Counting { done, total });
             buf.drain(..cut);
@@ -310,13 +447,89 @@ mod tests {
     use super::*;
 
     fn whole(text: &str, pattern: &str, specials: &[String]) -> PretokenCounts {
-        let pretok = Pretokenizer::new(pattern).unwrap();
-        let sm = SpecialMatcher::new(specials).unwrap();
-        let mut local = FxHashMap::default();
-        count_chunk(text, &pretok, &sm, &mut local).unwrap();
+        let counter = Counter::new(pattern, specials, CountOptions::default()).unwrap();
+        let mut local = Local::default();
+        counter.count_chunk(text, &mut local).unwrap();
         let mut out = PretokenCounts::default();
         out.add_borrowed(local);
         out
+    }
+
+    #[test]
+    fn streamed_chunks_cut_anywhere_count_like_whole_documents() {
+        let specials = vec!["<|endoftext|>".to_string()];
+        let doc =
+            "Hello world.\n\n  New  para\nline<|endoftext|>next doc \u{3000}\n中文x\r\n end \n";
+        for pattern in ["gpt2", "cl100k", "o200k", r"\S+\s*"] {
+            let counter = Counter::new(pattern, &specials, CountOptions::default()).unwrap();
+            let expect = whole(&doc.repeat(3), pattern, &specials);
+            for step in [1, 2, 3, 5, 17] {
+                let text = doc.repeat(3);
+                let mut chunks = Vec::new();
+                let mut i = 0;
+                while i < text.len() {
+                    let mut j = (i + step).min(text.len());
+                    while !text.is_char_boundary(j) {
+                        j += 1;
+                    }
+                    chunks.push((text[i..j].to_string(), j == text.len()));
+                    i = j;
+                }
+                let mut got = PretokenCounts::default();
+                let mut carry = String::new();
+                for batch in chunks.chunks(4) {
+                    carry = counter.count_stream(batch, carry, &mut got).unwrap();
+                }
+                assert!(carry.is_empty());
+                assert_eq!(got, expect, "{pattern} {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn final_prefix_counts_like_the_whole_text() {
+        // no newline to cut at: the fallback cuts between final pre-tokens
+        let text = "ab  cd!! ef\t\tgh<|endoftext|>ij kl   mn".repeat(20);
+        let specials = vec!["<|endoftext|>".to_string()];
+        for pattern in ["gpt2", "cl100k", "o200k"] {
+            let counter = Counter::new(pattern, &specials, CountOptions::default()).unwrap();
+            for end in [7, 100, 333, text.len() - 5] {
+                let mut got = PretokenCounts::default();
+                let consumed = counter.count_final_prefix(&text[..end], &mut got).unwrap();
+                counter
+                    .count_stream(
+                        &[(text[consumed..].to_string(), true)],
+                        String::new(),
+                        &mut got,
+                    )
+                    .unwrap();
+                assert_eq!(got, whole(&text, pattern, &specials), "{pattern} {end}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_pretokens_are_truncated_or_skipped() {
+        let text = "ab ééééé cd";
+        for (skip, expect) in [(false, vec!["ab", " é", " cd"]), (true, vec!["ab", " cd"])] {
+            let options = CountOptions {
+                max_pretoken_length: Some(4),
+                skip_long: skip,
+            };
+            let c = count_texts(&[text], "gpt2", &[], options).unwrap();
+            let mut keys: Vec<&[u8]> = c.counts.keys().map(|k| k.as_slice()).collect();
+            keys.sort();
+            let mut want: Vec<&[u8]> = expect.iter().map(|k| k.as_bytes()).collect();
+            want.sort();
+            assert_eq!(keys, want);
+            assert_eq!(
+                c.long,
+                LongStats {
+                    count: 1,
+                    longest: 11
+                }
+            );
+        }
     }
 
     #[test]
@@ -325,19 +538,15 @@ mod tests {
         let text = "Hello world.\n\n\nNew  para\n  indented\nline<|endoftext|>next doc \u{3000}\n中文\n\r\nend \n x.\n/y\n"
             .repeat(50);
         for pattern in ["gpt2", "cl100k", "o200k", r"\S+\s*"] {
-            let sm = SpecialMatcher::new(&specials).unwrap();
-            let pretok = Pretokenizer::new(pattern).unwrap();
-            let cuts = Cuts {
-                specials: &sm,
-                at_newlines: pretok.is_preset(),
-            };
+            let counter = Counter::new(pattern, &specials, CountOptions::default()).unwrap();
+            let cuts = counter.cuts();
             for target in [1, 7, 16, 64, 1000] {
                 let mut chunks = Vec::new();
                 split_text(&text, &cuts, target, &mut chunks);
                 assert!(chunks.len() > 1);
                 assert_eq!(chunks.concat(), text);
                 let mut got = PretokenCounts::default();
-                got.add_borrowed(count_chunks_parallel(&chunks, &pretok, &sm).unwrap());
+                got.add_borrowed(counter.count_parallel(&chunks).unwrap());
                 assert_eq!(got, whole(&text, pattern, &specials), "{pattern} {target}");
             }
         }

@@ -64,7 +64,9 @@ impl Eq for MergeJob {}
 
 /// Replaces every non-overlapping occurrence of `pair`, left to right, with `new_id`, and
 /// applies the change to `pair_counts` (weighted by the word's count `freq`). Pairs that
-/// appear (they all contain `new_id`) are added to `appeared`.
+/// appear (they all contain `new_id`) are added to `appeared`. `scratch` is a reused
+/// buffer. A word listed for the pair that no longer holds it (the pair -> words index is
+/// never pruned) is left alone after one scan, without copying.
 fn merge_word(
     word: &mut Vec<Rank>,
     pair: Pair,
@@ -72,11 +74,18 @@ fn merge_word(
     freq: i64,
     pair_counts: &mut FxHashMap<Pair, i64>,
     appeared: &mut Vec<Pair>,
+    scratch: &mut Vec<Rank>,
 ) {
     let (a, b) = pair;
-    let old = std::mem::take(word);
+    let Some(first) = word.windows(2).position(|w| w[0] == a && w[1] == b) else {
+        return;
+    };
+    scratch.clear();
+    scratch.extend_from_slice(word);
+    let old: &[Rank] = scratch;
     let n = old.len();
-    let mut out = Vec::with_capacity(n);
+    word.truncate(first);
+    let out = word;
     // Old pairs next to a merged occurrence disappear; `removed_upto` keeps a pair shared
     // by two neighbouring occurrences (a b a b) from being removed twice.
     let mut removed_upto = 0usize; // old pairs [0, removed_upto) are handled
@@ -86,7 +95,7 @@ fn merge_word(
             removed_upto = j + 1;
         }
     };
-    let mut i = 0;
+    let mut i = first;
     while i < n {
         if i + 1 < n && old[i] == a && old[i + 1] == b {
             if i > 0 {
@@ -103,14 +112,13 @@ fn merge_word(
             i += 1;
         }
     }
-    for k in 0..out.len().saturating_sub(1) {
+    for k in first.saturating_sub(1)..out.len().saturating_sub(1) {
         if out[k] == new_id || out[k + 1] == new_id {
             let p = (out[k], out[k + 1]);
             *pair_counts.entry(p).or_insert(0) += freq;
             appeared.push(p);
         }
     }
-    *word = out;
 }
 
 /// Pair counts and the pair -> words index of the initial words, built in parallel.
@@ -145,12 +153,22 @@ fn initial_pairs(
         .reduce(empty, merge)
 }
 
+/// Options of the merge loop.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MergeOptions {
+    /// Stop when the most frequent pair occurs fewer times than this.
+    pub min_frequency: u64,
+    /// Never create a token longer than this many bytes (such pairs are passed over).
+    pub max_token_length: Option<usize>,
+}
+
 /// Learns merges from pre-token counts until the vocabulary has `vocab_size` tokens
 /// (256 bytes + special tokens + merges) or no pair is left.
 pub fn train_from_counts(
     counts: &PretokenCounts,
     vocab_size: usize,
     special_tokens: &[String],
+    options: MergeOptions,
     progress: ProgressFn,
 ) -> Result<Trained> {
     let base = 256 + special_tokens.len();
@@ -160,6 +178,45 @@ pub fn train_from_counts(
             special_tokens.len()
         )));
     }
+    let mut vocab: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    vocab.extend(special_tokens.iter().map(|s| s.as_bytes().to_vec()));
+    let bytes_to_ids = |k: &[u8]| k.iter().map(|&b| b as Rank).collect();
+    merge_words(counts, &bytes_to_ids, vocab, vocab_size, options, progress)
+}
+
+/// Continued training: learns new merges on top of an existing vocabulary. Each distinct
+/// pre-token is first encoded with the existing tokenizer (`encode`, its own BPE); the
+/// merge loop then runs on those token sequences with the usual rules, and new tokens
+/// take the ids after the last existing one. `base_vocab[id]` is the bytes of token `id`
+/// (empty for an id that is not a mergeable token, such as a special token).
+/// The result's `vocab` includes the base; `merges` holds the new merges only.
+pub fn train_continue(
+    counts: &PretokenCounts,
+    base_vocab: Vec<Vec<u8>>,
+    encode: &(dyn Fn(&[u8]) -> Vec<Rank> + Sync),
+    vocab_size: usize,
+    options: MergeOptions,
+    progress: ProgressFn,
+) -> Result<Trained> {
+    if vocab_size < base_vocab.len() {
+        return Err(Error::Invalid(format!(
+            "vocab_size {vocab_size} is below the {} tokens the tokenizer already has",
+            base_vocab.len()
+        )));
+    }
+    merge_words(counts, encode, base_vocab, vocab_size, options, progress)
+}
+
+/// The merge loop over the distinct pre-tokens of `counts`, each turned into token ids
+/// by `to_ids`, with `vocab` as the tokens so far.
+fn merge_words(
+    counts: &PretokenCounts,
+    to_ids: &(dyn Fn(&[u8]) -> Vec<Rank> + Sync),
+    vocab: Vec<Vec<u8>>,
+    vocab_size: usize,
+    options: MergeOptions,
+    progress: ProgressFn,
+) -> Result<Trained> {
     if counts.counts.is_empty() {
         return Err(Error::Invalid(
             "the corpus is empty: it has no text to train on outside special tokens".into(),
@@ -170,10 +227,9 @@ pub fn train_from_counts(
             "vocab_size {vocab_size} is too large"
         )));
     }
-    let mut vocab: Vec<Rc<[u8]>> = (0..=255u8).map(|b| Rc::from(vec![b])).collect();
-    vocab.extend(special_tokens.iter().map(|s| Rc::from(s.as_bytes())));
+    let base = vocab.len();
 
-    // 1. Words: the distinct pre-tokens as byte ids, with their counts. Sorting makes the
+    // 1. Words: the distinct pre-tokens as token ids, with their counts. Sorting makes the
     //    run independent of hash order (the result does not depend on it either way).
     let mut entries: Vec<(&Vec<u8>, u64)> = counts
         .counts
@@ -182,20 +238,24 @@ pub fn train_from_counts(
         .map(|(k, &v)| (k, v))
         .collect();
     entries.par_sort_unstable();
-    let mut words: Vec<Vec<Rank>> = entries
-        .iter()
-        .map(|(k, _)| k.iter().map(|&b| b as Rank).collect())
-        .collect();
-    let freqs: Vec<i64> = entries
-        .iter()
-        .map(|&(_, v)| i64::try_from(v).unwrap_or(i64::MAX))
-        .collect();
+    let (mut words, freqs): (Vec<Vec<Rank>>, Vec<i64>) = entries
+        .par_iter()
+        .map(|&(k, v)| (to_ids(k), i64::try_from(v).unwrap_or(i64::MAX)))
+        .filter(|(w, _)| w.len() >= 2)
+        .unzip();
     drop(entries);
+    let mut vocab: Vec<Rc<[u8]>> = vocab.into_iter().map(Rc::from).collect();
 
     // 2. Initial pair counts and where each pair occurs.
     let (mut pair_counts, mut where_to_update) = initial_pairs(&words, &freqs);
 
-    // 3. The heap of candidate merges.
+    // 3. The heap of candidate merges; a pair that would make a token longer than
+    //    `max_token_length` never enters it.
+    let fits = |pair: Pair, vocab: &[Rc<[u8]>]| {
+        options
+            .max_token_length
+            .is_none_or(|m| vocab[pair.0 as usize].len() + vocab[pair.1 as usize].len() <= m)
+    };
     let job = |pair: Pair, count: i64, vocab: &[Rc<[u8]>]| MergeJob {
         count: count as u64,
         pair,
@@ -204,7 +264,7 @@ pub fn train_from_counts(
     };
     let mut heap: BinaryHeap<MergeJob> = pair_counts
         .iter()
-        .filter(|(_, &c)| c > 0)
+        .filter(|(&p, &c)| c > 0 && fits(p, &vocab))
         .map(|(&p, &c)| job(p, c, &vocab))
         .collect();
 
@@ -212,6 +272,7 @@ pub fn train_from_counts(
     let total = (vocab_size - base) as u64;
     let mut merges: Vec<Pair> = Vec::with_capacity(total as usize);
     let mut appeared: Vec<Pair> = Vec::new();
+    let mut scratch: Vec<Rank> = Vec::new();
     let report_every = (total / 200).max(1);
     while vocab.len() < vocab_size {
         let Some(top) = heap.pop() else { break };
@@ -222,6 +283,9 @@ pub fn train_from_counts(
         if current as u64 != top.count {
             heap.push(job(top.pair, current, &vocab));
             continue;
+        }
+        if (current as u64) < options.min_frequency {
+            break; // the most frequent pair is rarer than asked for
         }
         let new_id = vocab.len() as Rank;
         let merged: Vec<u8> = [&*top.left, &*top.right].concat();
@@ -242,6 +306,7 @@ pub fn train_from_counts(
                 freqs[w],
                 &mut pair_counts,
                 &mut appeared,
+                &mut scratch,
             );
             for &p in &appeared[before..] {
                 where_to_update.entry(p).or_default().push(w as u32);
@@ -251,7 +316,7 @@ pub fn train_from_counts(
         let fresh: FxHashSet<Pair> = appeared.iter().copied().collect();
         for p in fresh {
             let c = pair_counts[&p];
-            if c > 0 {
+            if c > 0 && fits(p, &vocab) {
                 heap.push(job(p, c, &vocab));
             }
         }
@@ -288,8 +353,9 @@ mod tests {
         // Pre-tokens: "low" x2, " low" x1, " lower" x1, " lowest" x1 (gpt2 pattern).
         // Pair counts: (l,o)=5, (o,w)=5, ( ,l)=3, (w,e)=2, ... -> tie 5/5 goes to the
         // greater pair ("o","w") > ("l","o"); then (l, ow)=5.
-        let counts = count_texts(&["low low lower lowest"], "gpt2", &[]).unwrap();
-        let t = train_from_counts(&counts, 258, &[], &no_progress).unwrap();
+        let counts =
+            count_texts(&["low low lower lowest"], "gpt2", &[], Default::default()).unwrap();
+        let t = train_from_counts(&counts, 258, &[], Default::default(), &no_progress).unwrap();
         assert_eq!(
             merges_bytes(&t),
             [("o".into(), "w".into()), ("l".into(), "ow".into())]
@@ -301,15 +367,22 @@ mod tests {
     fn overlapping_pair_counts_stay_exact() {
         // "aaaa" (one word, count 1): (a,a) has 3 occurrences, merging gives [aa, aa], then
         // (aa,aa) -> aaaa. Counts must stay exact through the overlap.
-        let counts = count_texts(&["aaaa"], "gpt2", &[]).unwrap();
-        let t = train_from_counts(&counts, 300, &[], &no_progress).unwrap();
+        let counts = count_texts(&["aaaa"], "gpt2", &[], Default::default()).unwrap();
+        let t = train_from_counts(&counts, 300, &[], Default::default(), &no_progress).unwrap();
         assert_eq!(t.merges, [(97, 97), (256, 256)]);
         assert_eq!(t.vocab.len(), 258); // stopped early: no pair left
     }
 
     #[test]
     fn rejects_small_vocab() {
-        let counts = count_texts(&["ab"], "gpt2", &[]).unwrap();
-        assert!(train_from_counts(&counts, 256, &["<s>".into()], &no_progress).is_err());
+        let counts = count_texts(&["ab"], "gpt2", &[], Default::default()).unwrap();
+        assert!(train_from_counts(
+            &counts,
+            256,
+            &["<s>".into()],
+            Default::default(),
+            &no_progress
+        )
+        .is_err());
     }
 }

@@ -4,9 +4,12 @@
 
 pub mod count;
 pub mod merge;
+mod store;
 
-pub use count::{count_files, count_texts, InvalidUtf8, PretokenCounts};
-pub use merge::{train_from_counts, Trained};
+pub use count::{
+    count_files, count_texts, CountOptions, Counter, InvalidUtf8, LongStats, PretokenCounts,
+};
+pub use merge::{train_continue, train_from_counts, MergeOptions, Trained};
 
 /// Where a long-running stage is, for progress bars.
 #[derive(Debug, Clone, Copy)]

@@ -44,7 +44,14 @@ from .pretokenize import (
     resolve_pattern,
     split_special,
 )
-from .train import count_pretokens, merge_word, train_bpe, train_bpe_file
+from .train import (
+    count_pretokens,
+    merge_loop,
+    merge_word,
+    train_bpe,
+    train_bpe_continue,
+    train_bpe_file,
+)
 
 __all__ = [
     "CL100K_PATTERN",
@@ -55,6 +62,7 @@ __all__ = [
     "bytes_to_unicode",
     "count_pretokens",
     "encode",
+    "merge_loop",
     "merge_word",
     "pretokenize",
     "resolve_pattern",
@@ -62,6 +70,7 @@ __all__ = [
     "str_to_token",
     "token_to_str",
     "train_bpe",
+    "train_bpe_continue",
     "train_bpe_file",
     "unicode_to_bytes",
 ]

@@ -91,6 +91,8 @@ def train_bpe(
     vocab_size: int,
     special_tokens: Iterable[str] = (),
     pattern: str = "gpt2",
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     """Train a byte-level BPE tokenizer (DESIGN.md §2; same results as the CS336 reference).
 
@@ -102,6 +104,9 @@ def train_bpe(
         special_tokens: special-token strings, given ids 256, 257, ... in this order. Their text
             is cut out of the corpus before counting.
         pattern: pre-tokenizer preset name (``"gpt2"``, ``"cl100k"``, ``"o200k"``) or a regex.
+        min_frequency: stop as soon as the best pair occurs fewer times than this.
+        max_token_length: never make a token longer than this many bytes: a pair whose
+            merge would be longer is passed over (the next best pair is merged instead).
 
     Returns:
         ``(vocab, merges)``: ``vocab`` maps id -> token bytes (ids 0..255 are the bytes,
@@ -137,7 +142,6 @@ def train_bpe(
     vocab: dict[int, bytes] = {b: bytes([b]) for b in range(256)}
     for s in special_tokens:
         vocab[len(vocab)] = s.encode("utf-8")
-    merges: list[tuple[bytes, bytes]] = []
 
     # 1. count pre-tokens. a pre-token that occurs 1000 times is stored once, with its count:
     # words[i] is its current list of ids and freqs[i] how often it occurs. the bytes of a
@@ -145,6 +149,24 @@ def train_bpe(
     pretoken_counts = count_pretokens(texts, special_tokens, pattern)
     words: list[list[int]] = [list(piece) for piece in pretoken_counts]
     freqs: list[int] = list(pretoken_counts.values())
+    merges = merge_loop(words, freqs, vocab, vocab_size, min_frequency, max_token_length)
+    return vocab, merges
+
+
+def merge_loop(
+    words: list[list[int]],
+    freqs: list[int],
+    vocab: dict[int, bytes],
+    vocab_size: int,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+) -> list[tuple[bytes, bytes]]:
+    """Steps 2 and 3 of the recipe: merge the best pair of ``words`` over and over.
+
+    ``vocab`` (id -> bytes) gets one new id per merge, after its largest id, until the
+    largest id is ``vocab_size - 1``; ``words`` are updated in place. Returns the merges.
+    """
+    merges: list[tuple[bytes, bytes]] = []
 
     # 2. count adjacent pairs, weighted by frequency, and remember which words hold each pair
     # so that a merge only needs to look at those words
@@ -155,12 +177,20 @@ def train_bpe(
             pair_counts[pair] += freq
             where[pair].add(i)
 
+    def fits(p: Pair) -> bool:
+        return max_token_length is None or len(vocab[p[0]]) + len(vocab[p[1]]) <= max_token_length
+
     # 3. merge the best pair, over and over
-    while len(vocab) < vocab_size and pair_counts:
+    new_id = max(vocab) + 1
+    while new_id < vocab_size:
+        candidates = [p for p in pair_counts if fits(p)]
+        if not candidates:
+            break
         # highest count first; on a tie, the greatest (left bytes, right bytes). a plain max()
         # over all pairs is slow-ish but obviously right, which is the point of this module
-        best = max(pair_counts, key=lambda p: (pair_counts[p], vocab[p[0]], vocab[p[1]]))
-        new_id = len(vocab)
+        best = max(candidates, key=lambda p: (pair_counts[p], vocab[p[0]], vocab[p[1]]))
+        if pair_counts[best] < min_frequency:
+            break
         vocab[new_id] = vocab[best[0]] + vocab[best[1]]
         merges.append((vocab[best[0]], vocab[best[1]]))
 
@@ -186,8 +216,62 @@ def train_bpe(
                     del pair_counts[pair]
             for pair in new_pairs:
                 where[pair].add(i)
+        new_id += 1
+    return merges
 
-    return vocab, merges
+
+def train_bpe_continue(
+    vocab: dict[int, bytes],
+    merges: Iterable[tuple[bytes, bytes]],
+    text_or_texts: str | Iterable[str],
+    vocab_size: int,
+    special_tokens: Iterable[str] = (),
+    pattern: str = "gpt2",
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Continued training: extend a tokenizer with merges learned on new text.
+
+    The rule: count the pre-tokens of the new text as ``train_bpe`` does (same pattern and
+    special tokens as the tokenizer); turn each pre-token into the ids the existing tokenizer
+    gives it (``ReferenceTokenizer`` encoding: lowest-rank merge first); then run the merge
+    loop of ``train_bpe`` on those id sequences, with the same tie rule, giving each new token
+    the id after the current largest. Every existing id and merge is kept as it was; the new
+    merges come after the old ones, so encoding text that the old merges cover is unchanged
+    up to where new merges apply. As in ordinary training, a merge may give bytes that are
+    already a token (reached by another split); it still gets a new id, and encoding uses the
+    lowest id for those bytes. Continuing on the corpus a tokenizer was trained on gives the
+    merges of training longer in one go.
+
+    Args:
+        vocab, merges: the existing tokenizer (any ids; every single byte must be a token).
+        text_or_texts, special_tokens, pattern, min_frequency, max_token_length: as
+            ``train_bpe``; ``special_tokens`` must be the tokenizer's own.
+        vocab_size: the total size wanted, ``max(vocab) + 1 + new merges``.
+
+    Returns:
+        ``(vocab, merges)``: the old ones extended.
+
+    Example::
+
+        >>> vocab, merges = train_bpe("low low lower lowest", 258)
+        >>> vocab, merges = train_bpe_continue(vocab, merges, "newest newer", 260)
+        >>> merges
+        [(b'o', b'w'), (b'l', b'ow'), (b'w', b'e'), (b'n', b'e')]
+    """
+    from .encode import ReferenceTokenizer
+
+    special_tokens = list(special_tokens)
+    base = ReferenceTokenizer(vocab, merges, special_tokens, pattern)
+    if vocab_size < max(vocab) + 1:
+        raise ValueError(f"vocab_size={vocab_size} is below the {max(vocab) + 1} existing ids")
+    texts = [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
+    pretoken_counts = count_pretokens(texts, special_tokens, pattern)
+    words = [base._encode_piece(piece) for piece in pretoken_counts]
+    freqs = list(pretoken_counts.values())
+    vocab = dict(vocab)
+    new = merge_loop(words, freqs, vocab, vocab_size, min_frequency, max_token_length)
+    return vocab, list(base.merges) + new
 
 
 def train_bpe_file(

@@ -1,0 +1,279 @@
+"""``PretokenCounts``: the result of counting a corpus, which adds up, saves and loads.
+
+The file format (``.bpcounts`` by convention), version 1::
+
+    line 1   b"bytepair-pretoken-counts 1\\n"
+    line 2   a JSON object and b"\\n": {"pattern": regex, "special_tokens": [str, ...],
+             "records": n, "body_bytes": m, "crc32": CRC-32 of the body,
+             "long_pretokens": [count, longest]}
+    body     m bytes: n records in increasing byte order of the pre-tokens, each
+             varint(shared) varint(len) bytes[len] varint(count) -- the pre-token is the
+             first `shared` bytes of the previous one followed by `bytes`; varints are
+             unsigned LEB128 (7 bits a byte, low bits first); counts are 64-bit.
+
+Sorted keys with front coding make the file small (English pre-tokens share prefixes) and
+the same counts always give the same bytes. Loading checks the magic, the header, the body
+size and CRC, and every record (lengths, strict order, positive counts) before use: a bad
+or truncated file is a ``ValueError`` naming the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zlib
+from collections.abc import Iterable, Sequence
+from typing import Union
+
+from . import _core
+
+__all__ = ["PretokenCounts"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+_MAGIC = b"bytepair-pretoken-counts 1\n"
+_MAX_HEADER = 1 << 20
+
+
+class PretokenCounts:
+    """Pre-token bytes -> 64-bit count over a corpus, with the settings that made them.
+
+    Made by ``bytepair.count``; ``train_from_counts`` learns merges from them. Counts of
+    shards add up with ``a + b`` to exactly the counts of the whole corpus (so counting can
+    be spread over processes or machines), and ``save`` / ``load`` keep them on disk.
+
+    Counts know the ``pattern`` (the regex) and ``special_tokens`` they were made with;
+    adding counts made with different ones raises ``ValueError``.
+
+    >>> a = PretokenCounts({b"low": 2, b" low": 1})
+    >>> b = PretokenCounts({b"low": 1})
+    >>> (a + b)[b"low"], len(a + b), (a + b).total()
+    (3, 2, 4)
+
+    Args:
+        items: initial counts, a mapping or iterable of ``(bytes, count)`` (counts >= 0;
+            zero counts are dropped).
+        pattern: the pre-tokenization regex (a preset name is resolved), or None for
+            counts not tied to one (they add to any).
+        special_tokens: the special tokens cut out before counting.
+    """
+
+    __slots__ = ("_core", "pattern", "special_tokens")
+
+    def __init__(
+        self,
+        items: Iterable[tuple[bytes, int]] | dict[bytes, int] | None = None,
+        *,
+        pattern: str | None = None,
+        special_tokens: Sequence[str] = (),
+    ) -> None:
+        if isinstance(items, dict):
+            items = items.items()
+        pairs = [(bytes(k), _check_count(v)) for k, v in (items or ())]
+        self._core = _core.PretokenCounts(pairs)
+        if pattern is not None:
+            from .tokenizer import _resolve_pattern
+
+            pattern = _resolve_pattern(pattern)
+        self.pattern: str | None = pattern
+        self.special_tokens: tuple[str, ...] = tuple(special_tokens)
+
+    @classmethod
+    def _wrap(
+        cls, core: _core.PretokenCounts, pattern: str | None, special_tokens: Sequence[str]
+    ) -> PretokenCounts:
+        self = cls.__new__(cls)
+        self._core = core
+        self.pattern = pattern
+        self.special_tokens = tuple(special_tokens)
+        return self
+
+    # ------------------------------------------------------------------ container
+
+    def __len__(self) -> int:
+        """The number of distinct pre-tokens."""
+        return len(self._core)
+
+    def __getitem__(self, key: bytes) -> int:
+        """The count of one pre-token (0 if it never occurred)."""
+        return self._core.get(bytes(key))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, (bytes, bytearray)) and self._core.get(bytes(key)) > 0
+
+    def items(self) -> list[tuple[bytes, int]]:
+        """``(pre-token bytes, count)`` pairs, most frequent first, ties in byte order."""
+        return self._core.items()
+
+    def total(self) -> int:
+        """The number of pre-tokens counted (the sum of the counts)."""
+        return self._core.total()
+
+    @property
+    def long_pretokens(self) -> tuple[int, int]:
+        """``(how many, longest length in bytes)`` of the pre-tokens that were longer than
+        ``max_pretoken_length`` when counting (truncated or skipped)."""
+        return self._core.long_pretokens
+
+    def __repr__(self) -> str:
+        return f"PretokenCounts({len(self)} pre-tokens, total {self.total()})"
+
+    # ------------------------------------------------------------------ adding
+
+    def _check_same_settings(self, other: PretokenCounts) -> None:
+        if self.pattern is not None and other.pattern is not None:
+            if self.pattern != other.pattern:
+                raise ValueError(
+                    "cannot add counts made with different patterns: "
+                    f"{self.pattern!r} and {other.pattern!r}"
+                )
+        if self.special_tokens and other.special_tokens:
+            if self.special_tokens != other.special_tokens:
+                raise ValueError(
+                    "cannot add counts made with different special tokens: "
+                    f"{list(self.special_tokens)!r} and {list(other.special_tokens)!r}"
+                )
+
+    def __add__(self, other: object) -> PretokenCounts:
+        """Counts of both (shards counted apart add up exactly).
+
+        Raises:
+            ValueError: the two were counted with different patterns or special tokens.
+        """
+        if not isinstance(other, PretokenCounts):
+            return NotImplemented
+        self._check_same_settings(other)
+        return PretokenCounts._wrap(
+            self._core + other._core,
+            self.pattern if self.pattern is not None else other.pattern,
+            self.special_tokens or other.special_tokens,
+        )
+
+    def __radd__(self, other: object) -> PretokenCounts:
+        if isinstance(other, int) and other == 0:  # sum(list_of_counts)
+            return self
+        return NotImplemented
+
+    def __iadd__(self, other: object) -> PretokenCounts:
+        if not isinstance(other, PretokenCounts):
+            return NotImplemented
+        self._check_same_settings(other)
+        self._core.add(other._core)
+        if self.pattern is None:
+            self.pattern = other.pattern
+        self.special_tokens = self.special_tokens or other.special_tokens
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PretokenCounts):
+            return NotImplemented
+        return (
+            self._core == other._core
+            and self.pattern == other.pattern
+            and self.special_tokens == other.special_tokens
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> bytes:
+        return self._serialize()
+
+    def __setstate__(self, state: bytes) -> None:
+        other = PretokenCounts._parse(state, "<pickle>")
+        self._core, self.pattern, self.special_tokens = (
+            other._core,
+            other.pattern,
+            other.special_tokens,
+        )
+
+    # ------------------------------------------------------------------ files
+
+    def save(self, path: PathLike) -> None:
+        """Writes the counts to ``path`` (format in the module docstring), atomically: a
+        temporary file is written and renamed, so an interrupted save leaves any old file.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        path = os.fspath(path)
+        data = self._serialize()
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".bpcounts-", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: PathLike) -> PretokenCounts:
+        """Reads counts written by ``save``.
+
+        Raises:
+            FileNotFoundError, OSError: the file cannot be read.
+            ValueError: not a counts file, or corrupt or truncated (the message says what).
+        """
+        path = os.fspath(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        return cls._parse(data, path)
+
+    def _serialize(self) -> bytes:
+        body = self._core.to_bytes()
+        header = {
+            "pattern": self.pattern,
+            "special_tokens": list(self.special_tokens),
+            "records": len(self),
+            "body_bytes": len(body),
+            "crc32": zlib.crc32(body),
+            "long_pretokens": list(self.long_pretokens),
+        }
+        return _MAGIC + json.dumps(header).encode() + b"\n" + body
+
+    @classmethod
+    def _parse(cls, data: bytes, name: str) -> PretokenCounts:
+        def bad(what: str) -> ValueError:
+            return ValueError(f"{name}: not a valid pre-token counts file: {what}")
+
+        if not data.startswith(_MAGIC):
+            raise bad("it does not start with the bytepair-pretoken-counts header")
+        end = data.find(b"\n", len(_MAGIC), len(_MAGIC) + _MAX_HEADER)
+        if end < 0:
+            raise bad("the header line is missing or too long")
+        try:
+            header = json.loads(data[len(_MAGIC) : end])
+            pattern = header["pattern"]
+            specials = header["special_tokens"]
+            records = header["records"]
+            size = header["body_bytes"]
+            crc = header["crc32"]
+            long_count, longest = header.get("long_pretokens", [0, 0])
+        except (ValueError, KeyError, TypeError) as e:
+            raise bad(f"bad header ({e})") from None
+        if not (pattern is None or isinstance(pattern, str)) or not (
+            isinstance(specials, list) and all(isinstance(s, str) and s for s in specials)
+        ):
+            raise bad("bad pattern or special tokens in the header")
+        ints = (records, size, crc, long_count, longest)
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in ints):
+            raise bad("bad sizes in the header")
+        body = data[end + 1 :]
+        if len(body) != size:
+            raise bad(f"the body has {len(body)} bytes, the header says {size} (truncated?)")
+        if zlib.crc32(body) != crc:
+            raise bad("the CRC-32 of the body does not match (corrupt)")
+        try:
+            core = _core.PretokenCounts.from_bytes(body, records)
+        except ValueError as e:
+            raise bad(str(e)) from None
+        core.long_pretokens = (long_count, longest)
+        return cls._wrap(core, pattern, specials)
+
+
+def _check_count(v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
+        raise ValueError(f"counts must be ints in [0, 2**64), got {v!r}")
+    return v
