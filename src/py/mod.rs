@@ -23,24 +23,32 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Runs `f` on a rayon pool of `num_threads` threads (None or 0: the global pool, one
-/// thread per core). Pools are built once per size and kept: building one per call would
-/// cost more than encoding a batch of short texts.
+/// Runs `f` on a rayon pool of `num_threads` threads (None or 0: one per core; at most four
+/// per core, as in tiktoken). Pools are built once per size and kept: building one per call
+/// would cost more than encoding a batch of short texts. rayon's global pool is never used,
+/// and a process forked from one that built pools (multiprocessing, DataLoader workers)
+/// builds its own: the parent's worker threads do not exist in the child, and waiting for
+/// them would hang forever.
 fn run_in_pool<T: Send>(num_threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    use std::sync::{Arc, Mutex};
+    type Pools = (u32, HashMap<usize, Arc<rayon::ThreadPool>>);
+    static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let n = match num_threads {
-        None | Some(0) => return Ok(f()),
-        Some(n) if n == rayon::current_num_threads() => return Ok(f()),
-        // an upper bound, as in tiktoken: more threads than a few per core only cost
-        Some(n) => n.min(4 * std::thread::available_parallelism().map_or(1, |c| c.get())),
+        None | Some(0) => cores,
+        Some(n) => n.min(4 * cores),
     };
     let pool = {
-        let mut pools = POOLS
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut guard = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        let pid = std::process::id();
+        if guard.as_ref().is_some_and(|(owner, _)| *owner != pid) {
+            // forked: the parent's pools have no threads here; never touch them again
+            if let Some((_, old)) = guard.take() {
+                std::mem::forget(old);
+            }
+        }
+        let (_, pools) = guard.get_or_insert_with(|| (pid, HashMap::new()));
         match pools.get(&n) {
             Some(p) => p.clone(),
             None => {

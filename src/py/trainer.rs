@@ -234,8 +234,16 @@ pub fn train_from_counts<'py>(
     };
     let trained = py
         .detach(|| {
-            train::train_from_counts(&counts.inner, vocab_size, &special_tokens, options, &report)
-        })
+            run_in_pool(None, || {
+                train::train_from_counts(
+                    &counts.inner,
+                    vocab_size,
+                    &special_tokens,
+                    options,
+                    &report,
+                )
+            })
+        })?
         .map_err(to_py)?;
     let vocab = trained.vocab.iter().map(|t| PyBytes::new(py, t)).collect();
     Ok((vocab, trained.merges))
@@ -280,15 +288,17 @@ pub fn train_continue<'py>(
     };
     let trained = py
         .detach(|| {
-            train::train_continue(
-                &counts.inner,
-                base_vocab,
-                &encode,
-                vocab_size,
-                options,
-                &report,
-            )
-        })
+            run_in_pool(None, || {
+                train::train_continue(
+                    &counts.inner,
+                    base_vocab,
+                    &encode,
+                    vocab_size,
+                    options,
+                    &report,
+                )
+            })
+        })?
         .map_err(to_py)?;
     let vocab = trained.vocab[n..]
         .iter()
