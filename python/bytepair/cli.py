@@ -407,6 +407,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
         raise CLIError(f"{args.output}: cannot write there, folder {out_dir} does not exist")
     if os.path.isdir(args.output):
         raise CLIError(f"{args.output}: is a folder; give a file name for the tokenizer")
+    if os.path.exists(args.output):
+        from .inputs import expand_paths
+
+        for path in expand_paths(list(args.files)) or []:
+            if os.path.samefile(path, args.output):
+                raise CLIError(f"{args.output}: is one of the training inputs; not overwriting it")
 
     start = time.perf_counter()
     base = bytepair.load(args.base) if args.base else None
@@ -461,10 +467,11 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 
 def _encode_one(tok, args: argparse.Namespace, path: str | None) -> int:  # type: ignore[no-untyped-def]
     """One text (a file or stdin) printed as one line of ids."""
+    text = _read_text(path, getattr(args, "errors", "strict"))
     if args.allow_special:
-        ids = tok.encode_iterable(_read_text(path), allowed_special="all")
+        ids = tok.encode_iterable(text, allowed_special="all")
     else:
-        ids = tok.encode_iterable(_read_text(path), disallowed_special=())
+        ids = tok.encode_iterable(text, disallowed_special=())
     _print_ids(ids)
     return 0
 
@@ -834,14 +841,17 @@ def _open_input(path: str | None) -> tuple[BinaryIO, str, bool]:
     return open(path, "rb"), path, True
 
 
-def _read_text(path: str | None) -> Iterator[str]:
-    """Yields the input as text in chunks, decoded as strict UTF-8 with no newline changes.
+def _read_text(path: str | None, errors: str = "strict") -> Iterator[str]:
+    """Yields the input as text in chunks, decoded as UTF-8 with no newline changes.
+
+    Args:
+        errors: invalid UTF-8: ``"strict"`` (raise), ``"replace"`` (U+FFFD), ``"skip"`` (drop).
 
     Raises:
-        CLIError: the input is not valid UTF-8 (names the byte offset).
+        CLIError: the input is not valid UTF-8 and ``errors="strict"`` (names the byte offset).
     """
     f, name, close = _open_input(path)
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    decoder = codecs.getincrementaldecoder("utf-8")({"skip": "ignore"}.get(errors, errors))
     offset = 0  # bytes read before the current chunk
     try:
         while True:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from typing import Union
 
 from . import _core
+from .formats._io import new_file_mode
 
 __all__ = ["PretokenCounts"]
 
@@ -200,6 +201,7 @@ class PretokenCounts:
         folder = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".bpcounts-", dir=folder)
         try:
+            os.fchmod(fd, new_file_mode())
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, path)

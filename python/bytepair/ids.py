@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Union
 import regex
 
 from . import _core
+from .formats._io import new_file_mode
 from .inputs import expand_paths, file_format, iter_chunks
 
 if TYPE_CHECKING:
@@ -466,9 +467,7 @@ def _temporary_file(path: str) -> tuple[int, str]:
     """A new file beside ``path`` to rename over it, with the permissions ``open`` gives."""
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
+    os.chmod(tmp, new_file_mode())
     return fd, tmp
 
 

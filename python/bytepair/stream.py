@@ -27,6 +27,10 @@ class StreamDecoder:
     """
 
     def __init__(self, decode_bytes: Callable[[Iterable[int]], bytes], errors: str = "replace"):
+        try:
+            codecs.lookup_error(errors)
+        except (LookupError, TypeError):
+            raise ValueError(f"unknown errors handler {errors!r} (as in bytes.decode)") from None
         self._decode_bytes = decode_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
 
@@ -40,10 +44,12 @@ class StreamDecoder:
 
     def flush(self) -> str:
         """Ends the stream: returns what is held back, decoded with ``errors`` (an incomplete
-        character becomes U+FFFD under ``"replace"``), and resets the decoder."""
-        text = self._utf8.decode(b"", final=True)
-        self._utf8.reset()
-        return text
+        character becomes U+FFFD under ``"replace"``), and resets the decoder (also when
+        ``"strict"`` raises ``UnicodeDecodeError``)."""
+        try:
+            return self._utf8.decode(b"", final=True)
+        finally:
+            self._utf8.reset()
 
     @property
     def pending(self) -> bytes:

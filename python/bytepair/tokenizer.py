@@ -8,6 +8,7 @@ with the GIL released.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
@@ -63,7 +64,14 @@ class Tokenizer:
         special_tokens: Iterable[str] | None = None,
         pattern: str = "gpt2",
     ) -> None:
-        vocab = {_check_id(i): bytes(b) for i, b in vocab.items()}
+        if not isinstance(vocab, dict):
+            raise TypeError(f"vocab must be a dict of id -> bytes, got {type(vocab).__name__}")
+        if isinstance(special_tokens, (str, bytes)):
+            raise TypeError(
+                f"special_tokens must be a list of strings, not the string {special_tokens!r} "
+                f"(write [{special_tokens!r}])"
+            )
+        vocab = {_check_id(i): _check_bytes(i, b) for i, b in vocab.items()}
         by_bytes: dict[bytes, int] = {}
         for i, b in sorted(vocab.items()):
             by_bytes.setdefault(b, i)
@@ -350,11 +358,11 @@ class Tokenizer:
         if allowed_special == "all":
             allowed = self._special_set
         else:
-            allowed = frozenset(allowed_special)
+            allowed = _token_set("allowed_special", allowed_special)
         if disallowed_special == "all":
             disallowed = self._special_set - allowed
         else:
-            disallowed = frozenset(disallowed_special)
+            disallowed = _token_set("disallowed_special", disallowed_special)
         unknown = (allowed | disallowed) - self._special_set
         if unknown:
             raise ValueError(
@@ -572,10 +580,18 @@ class Tokenizer:
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token.
 
+        Args:
+            token: an id: any integer, numpy's included.
+
         Raises:
             KeyError: the id is not in the vocabulary.
+            TypeError: ``token`` is not an integer.
         """
-        if not isinstance(token, int) or token < 0:
+        try:
+            token = operator.index(token)
+        except TypeError:
+            raise TypeError(f"a token id must be an int, got {type(token).__name__}") from None
+        if token < 0:
             raise KeyError(f"unknown token id {token!r}")
         try:
             return self._core.token_bytes(token)
@@ -680,6 +696,29 @@ def _resolve_pattern(pattern: str) -> str:
             f"{', '.join(sorted(_PRESET_NAMES))}; any other pattern must be a regex"
         )
     return pattern
+
+
+def _token_set(name: str, tokens: object) -> frozenset[str]:
+    """A set of special-token strings from a collection (None: empty, as tiktoken reads it)."""
+    if tokens is None:
+        return frozenset()
+    if isinstance(tokens, (str, bytes)):
+        raise TypeError(
+            f'{name} must be "all" or a collection of special-token strings, not the string '
+            f"{tokens!r} (write {{{tokens!r}}})"
+        )
+    try:
+        return frozenset(tokens)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            f'{name} must be "all" or a collection of strings, got {type(tokens).__name__}'
+        ) from None
+
+
+def _check_bytes(i: object, b: object) -> bytes:
+    if not isinstance(b, (bytes, bytearray, memoryview)):
+        raise TypeError(f"vocab[{i!r}] must be bytes, got {type(b).__name__}")
+    return bytes(b)
 
 
 def _check_threads(num_threads: object) -> int | None:

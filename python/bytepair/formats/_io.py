@@ -31,6 +31,13 @@ def write_atomic(path: PathLike, data: str | bytes) -> None:
     write_atomic_many({Path(path): data})
 
 
+def new_file_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: 0666 less the process umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic_many(files: dict[Path, str | bytes]) -> None:
     """Writes several files as ``write_atomic`` does, all temporary files first.
 
@@ -49,6 +56,7 @@ def write_atomic_many(files: dict[Path, str | bytes]) -> None:
             except OSError as e:  # name the file asked for, not the temporary one
                 raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
             temps.append((tmp, path))
+            os.fchmod(fd, new_file_mode())  # mkstemp makes 0600; a saved file is like open()'s
             with os.fdopen(fd, "wb") as f:
                 f.write(raw)
                 f.flush()

@@ -1,0 +1,119 @@
+"""Regressions from a hostile-input review of the encoding API and CLI (issue 3 QA): each
+case is one kind of misuse, with the behaviour a user should get. Oracles: tiktoken's
+behaviour where it defines one, else the value worked out here."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+from oracles import tiktoken_encoding
+
+import bytepair
+from bytepair import cli
+
+BYTES = {i: bytes([i]) for i in range(256)}
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture(scope="module")
+def gpt2(data_dir: Path) -> bytepair.Tokenizer:
+    return bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt", special_tokens=[EOT]
+    )
+
+
+def test_numpy_ids_decode_like_ints(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
+    enc = tiktoken_encoding(data_dir, "r50k_base")
+    arr = gpt2.encode_to_numpy("hello world")
+    assert gpt2.decode_tokens_bytes(arr) == enc.decode_tokens_bytes(arr.tolist())
+    assert gpt2.decode_single_token_bytes(np.int64(31373)) == b"hello"
+    assert gpt2.decode(arr) == "hello world"
+    with pytest.raises(TypeError, match="float"):
+        gpt2.decode_single_token_bytes(1.0)  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="-3"):
+        gpt2.decode_single_token_bytes(-3)
+
+
+def test_one_string_is_not_a_list_of_special_tokens(data_dir: Path) -> None:
+    with pytest.raises(TypeError, match=r"\['<\|eot\|>'\]"):
+        bytepair.Tokenizer(BYTES, [], special_tokens="<|eot|>")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="special_tokens"):
+        bytepair.Tokenizer.from_files(
+            data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt", special_tokens=EOT
+        )
+
+
+def test_policy_arguments(gpt2: bytepair.Tokenizer) -> None:
+    text = "a" + EOT
+    # None is an empty collection, as tiktoken reads disallowed_special=None
+    assert gpt2.encode(text, allowed_special=None, disallowed_special=None) == gpt2.encode(
+        text, disallowed_special=()
+    )
+    with pytest.raises(TypeError, match=r"allowed_special .*\{'<\|endoftext\|>'\}"):
+        gpt2.encode(text, allowed_special=EOT)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="disallowed_special"):
+        gpt2.encode(text, disallowed_special=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("vocab", "merges", "kind"),
+    [(None, [], "vocab must be a dict"), ({**BYTES, 256: 5}, [], r"vocab\[256\] must be bytes")],
+)
+def test_bad_vocab_types(vocab: object, merges: list, kind: str) -> None:
+    with pytest.raises(TypeError, match=kind):
+        bytepair.Tokenizer(vocab, merges)  # type: ignore[arg-type]
+
+
+def test_strict_stream_decoder_recovers_after_flush(gpt2: bytepair.Tokenizer) -> None:
+    dec = gpt2.stream_decoder(errors="strict")
+    dec.decode(gpt2.encode("🐍")[:1])
+    with pytest.raises(UnicodeDecodeError):
+        dec.flush()
+    assert dec.pending == b""
+    assert dec.decode(gpt2.encode("hello")) == "hello"
+    with pytest.raises(ValueError, match="bogus"):
+        gpt2.stream_decoder(errors="bogus")
+
+
+def test_saved_files_get_the_usual_mode(tmp_path: Path, gpt2: bytepair.Tokenizer) -> None:
+    old = os.umask(0o022)
+    try:
+        gpt2.save(tmp_path / "tok.json")
+        counts = bytepair.count(iter(["hello world"]))
+        counts.save(tmp_path / "c.bpcounts")
+        gpt2.save(tmp_path / "gpt2", format="gpt2")
+    finally:
+        os.umask(old)
+    for p in [tmp_path / "tok.json", tmp_path / "c.bpcounts", tmp_path / "gpt2" / "vocab.json"]:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+
+
+def test_cli_encode_errors_option_on_one_file(
+    tmp_path: Path, gpt2: bytepair.Tokenizer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gpt2.save(tmp_path / "tok.json")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok \xff\n")
+    assert cli.main(["encode", "-t", str(tmp_path / "tok.json"), str(bad)]) == 1
+    assert "byte offset 3" in capsys.readouterr().err
+    assert (
+        cli.main(["encode", "-t", str(tmp_path / "tok.json"), "--errors", "replace", str(bad)]) == 0
+    )
+    assert capsys.readouterr().out.split() == [str(i) for i in gpt2.encode("ok \ufffd\n")]
+    assert cli.main(["encode", "-t", str(tmp_path / "tok.json"), "--errors", "skip", str(bad)]) == 0
+    assert capsys.readouterr().out.split() == [str(i) for i in gpt2.encode("ok \n")]
+
+
+def test_cli_train_refuses_to_overwrite_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low low lower lowest " * 20, encoding="utf-8")
+    before = corpus.read_bytes()
+    code = cli.main(["train", str(corpus), "--vocab-size", "260", "-o", str(corpus)])
+    assert code != 0 and "training inputs" in capsys.readouterr().err
+    assert corpus.read_bytes() == before
