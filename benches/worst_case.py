@@ -102,3 +102,7 @@ def main() -> None:
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     write_section(Path(args.out), "worst-case", "\n".join(lines))
     print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -28,8 +28,10 @@ pub fn byte_pair_merge(
 ) {
     if piece.len() <= SCAN_MAX {
         merge_scan(piece, byte_ids, lookup, out)
+    } else if piece.len() < u32::MAX as usize {
+        merge_long::<u32>(piece, byte_ids, lookup, out)
     } else {
-        merge_long(piece, byte_ids, lookup, out)
+        merge_long::<usize>(piece, byte_ids, lookup, out)
     }
 }
 
@@ -78,10 +80,42 @@ fn merge_scan(
     out.extend_from_slice(&syms[..len]);
 }
 
+/// An index into a long piece: `u32` halves the memory (and the page faults) of the lists
+/// of a long piece; a piece of 4 GiB or more uses `usize`.
+trait Ix: Copy + Ord + Default {
+    const END: Self;
+    fn of(i: usize) -> Self;
+    fn at(self) -> usize;
+}
+
+impl Ix for u32 {
+    const END: u32 = u32::MAX;
+    #[inline]
+    fn of(i: usize) -> u32 {
+        i as u32
+    }
+    #[inline]
+    fn at(self) -> usize {
+        self as usize
+    }
+}
+
+impl Ix for usize {
+    const END: usize = usize::MAX;
+    #[inline]
+    fn of(i: usize) -> usize {
+        i
+    }
+    #[inline]
+    fn at(self) -> usize {
+        self
+    }
+}
+
 /// Positions of the pairs of one rank, consumed left to right.
 #[derive(Default)]
-struct Bucket {
-    pos: Vec<usize>,
+struct Bucket<I> {
+    pos: Vec<I>,
     /// `pos[..done]` are consumed.
     done: usize,
     /// `pos[done..]` may be out of order (sorted before the next one is taken).
@@ -94,14 +128,20 @@ struct Bucket {
 /// heap of the ranks present. A bucket fills mostly in text order and is consumed left to
 /// right, so a megabyte-long piece is merged in streaming passes over memory instead of
 /// the random walks of one big heap.
-#[derive(Default)]
-struct Buckets {
-    by_rank: rustc_hash::FxHashMap<u32, Bucket>,
+struct Buckets<I> {
+    by_rank: rustc_hash::FxHashMap<u32, Bucket<I>>,
     ranks: BinaryHeap<Reverse<u32>>,
 }
 
-impl Buckets {
-    fn push(&mut self, rank: u32, i: usize) {
+impl<I: Ix> Buckets<I> {
+    fn new() -> Self {
+        Self {
+            by_rank: Default::default(),
+            ranks: BinaryHeap::new(),
+        }
+    }
+
+    fn push(&mut self, rank: u32, i: I) {
         let b = self.by_rank.entry(rank).or_default();
         if b.pos.last().is_some_and(|&last| i < last) {
             b.unsorted = true;
@@ -127,11 +167,11 @@ impl Buckets {
             }
             while let Some(&i) = b.pos.get(b.done) {
                 b.done += 1;
-                if current(rank, i) {
-                    return Some((rank, i));
+                if current(rank, i.at()) {
+                    return Some((rank, i.at()));
                 }
             }
-            b.pos.clear();
+            b.pos = Vec::new(); // a consumed bucket of a long run gives its memory back
             b.done = 0;
             b.queued = false;
             self.ranks.pop();
@@ -140,20 +180,24 @@ impl Buckets {
     }
 }
 
-fn merge_long(
+fn merge_long<I: Ix>(
     piece: &[u8],
     byte_ids: &[Rank; 256],
     lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
     out: &mut Vec<Rank>,
 ) {
-    const END: usize = usize::MAX;
     let n = piece.len();
     if n == 0 {
         return;
     }
+    let end = I::END;
     let mut syms: Vec<Rank> = piece.iter().map(|&b| byte_ids[b as usize]).collect();
-    let mut next: Vec<usize> = (1..=n).map(|i| if i == n { END } else { i }).collect();
-    let mut prev: Vec<usize> = (0..n).map(|i| if i == 0 { END } else { i - 1 }).collect();
+    let mut next: Vec<I> = (1..=n)
+        .map(|i| if i == n { end } else { I::of(i) })
+        .collect();
+    let mut prev: Vec<I> = (0..n)
+        .map(|i| if i == 0 { end } else { I::of(i - 1) })
+        .collect();
     // pair[i] = (rank, id) of the pair starting at symbol i (NONE if it is no token, or i is
     // merged away). The queue holds (rank, i) for every current pair, plus stale entries:
     // one is current only if pair[i] still has its rank. A merge never makes a pair of its
@@ -161,45 +205,46 @@ fn merge_long(
     // not grow while it is consumed; lower ranks that a merge makes (rank files need not be
     // monotone) go first, as the rule requires.
     let mut pair: Vec<(u32, Rank)> = vec![NONE; n];
-    let mut queue = Buckets::default();
+    let mut queue = Buckets::<I>::new();
     for i in 0..n - 1 {
         if let Some(p) = lookup(syms[i], syms[i + 1]) {
             pair[i] = p;
-            queue.push(p.0, i);
+            queue.push(p.0, I::of(i));
         }
     }
     while let Some((_, i)) = queue.pop(|rank, i| pair[i].0 == rank && rank != NONE.0) {
         let j = next[i];
-        if j == END {
+        if j == end {
             continue;
         }
+        let j = j.at();
         let id = pair[i].1;
         syms[i] = id;
         pair[j] = NONE;
         next[i] = next[j];
-        if next[j] != END {
-            prev[next[j]] = i;
+        if next[j] != end {
+            prev[next[j].at()] = I::of(i);
         }
         // the two pairs around the new symbol
-        if prev[i] != END {
-            let p = prev[i];
+        if prev[i] != end {
+            let p = prev[i].at();
             pair[p] = lookup(syms[p], id).unwrap_or(NONE);
             if pair[p] != NONE {
-                queue.push(pair[p].0, p);
+                queue.push(pair[p].0, I::of(p));
             }
         }
         pair[i] = NONE;
-        if next[i] != END {
-            if let Some(q) = lookup(id, syms[next[i]]) {
+        if next[i] != end {
+            if let Some(q) = lookup(id, syms[next[i].at()]) {
                 pair[i] = q;
-                queue.push(q.0, i);
+                queue.push(q.0, I::of(i));
             }
         }
     }
-    let mut i = 0;
-    while i != END {
-        out.push(syms[i]);
-        i = next[i];
+    let mut i = I::of(0);
+    while i != end {
+        out.push(syms[i.at()]);
+        i = next[i.at()];
     }
 }
 
@@ -254,7 +299,10 @@ mod tests {
                     .collect();
                 let expected = merge_naive(&piece, table);
                 let mut y = Vec::new();
-                merge_long(&piece, &byte_ids, table, &mut y);
+                merge_long::<u32>(&piece, &byte_ids, table, &mut y);
+                let mut z = Vec::new();
+                merge_long::<usize>(&piece, &byte_ids, table, &mut z);
+                assert_eq!(z, expected);
                 assert_eq!(y, expected, "long {:?}", String::from_utf8_lossy(&piece));
                 if len <= SCAN_MAX {
                     let mut x = Vec::new();
