@@ -35,10 +35,13 @@ pytest: $(VENV)/.installed
 
 test: lint cargo-test pytest
 
+# the peers (fastokens, bpe-openai, rustbpe, bpeasy) are only needed here
 bench: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benches/encode_bench.py
 	$(PY) benches/stream_rss.py
 	$(PY) benches/worst_case.py
+	$(PY) benches/train_bench.py
 
 clean:
 	rm -rf $(VENV) target python/bytepair/*.so
