@@ -79,7 +79,7 @@ impl Table<'_> {
         let i = (h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOT_BITS)) as usize;
         let slot = &mut self.slots[i];
         let len = piece.len();
-        if slot.key_len as usize == len && slot.key[..len] == *piece {
+        if slot.key_len as usize == len && same(piece, &slot.key) {
             out.extend_from_slice(&slot.ids[..slot.n_ids as usize]);
             return;
         }
@@ -92,6 +92,30 @@ impl Table<'_> {
             slot.n_ids = ids.len() as u8;
             slot.ids[..ids.len()].copy_from_slice(ids);
         }
+    }
+}
+
+/// Whether `key` starts with `piece` (`piece.len() <= KEY_MAX`). Word-sized loads, the last one
+/// overlapping, instead of a call to `memcmp`: the compare runs once per pre-token and a tenth
+/// of encoding time went to the call.
+#[inline(always)]
+fn same(piece: &[u8], key: &[u8; KEY_MAX]) -> bool {
+    let n = piece.len();
+    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            if word(piece, i) != word(key, i) {
+                return false;
+            }
+            i += 8;
+        }
+        word(piece, n - 8) == word(key, n - 8)
+    } else if n >= 4 {
+        let half = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().unwrap());
+        half(piece, 0) == half(key, 0) && half(piece, n - 4) == half(key, n - 4)
+    } else {
+        piece.iter().zip(key).all(|(a, b)| a == b)
     }
 }
 
