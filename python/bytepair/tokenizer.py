@@ -702,8 +702,8 @@ def _token_set(name: str, tokens: object) -> frozenset[str]:
     """A set of special-token strings from a collection (None: empty, as tiktoken reads it)."""
     if tokens is None:
         return frozenset()
-    if isinstance(tokens, (str, bytes)):
-        raise TypeError(
+    if isinstance(tokens, (str, bytes)):  # would be a set of characters
+        raise ValueError(
             f'{name} must be "all" or a collection of special-token strings, not the string '
             f"{tokens!r} (write {{{tokens!r}}})"
         )

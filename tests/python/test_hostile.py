@@ -53,7 +53,7 @@ def test_policy_arguments(gpt2: bytepair.Tokenizer) -> None:
     assert gpt2.encode(text, allowed_special=None, disallowed_special=None) == gpt2.encode(
         text, disallowed_special=()
     )
-    with pytest.raises(TypeError, match=r"allowed_special .*\{'<\|endoftext\|>'\}"):
+    with pytest.raises(ValueError, match=r"allowed_special .*\{'<\|endoftext\|>'\}"):
         gpt2.encode(text, allowed_special=EOT)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="disallowed_special"):
         gpt2.encode(text, disallowed_special=3)  # type: ignore[arg-type]
