@@ -162,6 +162,16 @@ def encode_to_file(
     dtype = ids_dtype(tok.n_vocab)
     n_threads = num_threads or os.cpu_count() or 1
     paths = expand_paths(inputs)  # resolved once: a glob or folder is listed one time only
+    if paths is not None:
+        # the output is never an input: named as one it is an error (it would be overwritten);
+        # found in a folder or glob (a second run over the same folder), it and its sidecar
+        # are skipped rather than read back as documents
+        out_real = os.path.realpath(out)
+        raw = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)  # type: ignore[call-overload]
+        if any(os.path.realpath(os.fspath(x)) == out_real for x in raw):
+            raise ValueError(f"{out}: is one of the inputs; not overwriting it")
+        mine = {out_real, os.path.realpath(sidecar_path(out))}
+        paths = [p for p in paths if os.path.realpath(p) not in mine]
     chunks = iter_chunks(
         paths if paths is not None else inputs,  # type: ignore[arg-type]
         text_field=text_field,

@@ -19,8 +19,9 @@ import json
 import lzma
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator
-from typing import IO, Union
+from typing import IO, Any, Union
 
 __all__ = ["CorpusDecodeError", "expand_paths", "file_format", "iter_chunks", "open_decompressed"]
 
@@ -40,6 +41,8 @@ _MAGIC = {
     b"BZh": "bz2",
     b"\xfd7zXZ\x00": "xz",
 }
+# "BZh", the block size digit, then a block or the end-of-stream magic
+_BZ2_BLOCK = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
 _COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zst", ".zstd", ".bz2", ".xz")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 # a run of blank lines (empty or whitespace only), starting at a line start
@@ -198,8 +201,10 @@ def file_format(path: PathLike) -> tuple[str | None, str]:
     """
     p = os.fspath(path)
     with open(p, "rb") as f:
-        head = f.read(6)
+        head = f.read(10)
     compression = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+    if compression == "bz2" and not _BZ2_BLOCK.match(head):
+        compression = None  # plain text that happens to start with "BZh"
     name = p.lower()
     while name.endswith(_COMPRESSED_SUFFIXES):
         name = name[: name.rindex(".")]
@@ -227,12 +232,56 @@ def open_decompressed(path: PathLike, compression: str | None) -> IO[bytes]:
                 f"{p} is zstd-compressed: install the 'zstandard' package "
                 "(pip install 'bytepair[corpora]')"
             ) from e
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            open(p, "rb"), read_across_frames=True, closefd=True
-        )
         # buffered, for readline (jsonl)
-        return io.BufferedReader(reader, CHUNK_BYTES)  # type: ignore[arg-type]
+        return io.BufferedReader(_ZstdReader(open(p, "rb"), p, zstandard), CHUNK_BYTES)
     return open(p, "rb")
+
+
+class _ZstdReader(io.RawIOBase):
+    """Decompresses a zstd file frame after frame, and says so when the file ends inside a
+    frame: zstandard's stream reader returns the part it has without an error, which would
+    count a truncated corpus as a shorter one."""
+
+    def __init__(self, f: IO[bytes], path: str, zstandard: Any) -> None:
+        self._f, self._path, self._zstd = f, path, zstandard
+        self._obj = zstandard.ZstdDecompressor().decompressobj()
+        self._fed = False  # bytes of the current frame were fed
+        self._buf = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self._buf:
+            data = self._f.read(CHUNK_BYTES)
+            if not data:
+                if self._fed:
+                    raise OSError(f"{self._path}: truncated zstd data (the file ends in a frame)")
+                return 0
+            self._buf = self._feed(data)
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
+
+    def _feed(self, data: bytes) -> bytes:
+        out = []
+        try:
+            while data:
+                self._fed = True
+                out.append(self._obj.decompress(data))
+                data = b""
+                if self._obj.eof:  # a frame ended: the rest starts the next one
+                    data = self._obj.unused_data
+                    self._obj = self._zstd.ZstdDecompressor().decompressobj()
+                    self._fed = False
+        except self._zstd.ZstdError as e:
+            raise OSError(f"{self._path}: corrupt zstd data: {e}") from None
+        return b"".join(out)
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
 
 
 def _check_errors(errors: str) -> str:
@@ -284,7 +333,7 @@ def _iter_files(
                     )
                 else:
                     yield from _iter_text_file(_decoded_blocks(stream, path, errors))
-            except (EOFError, lzma.LZMAError) as e:
+            except (EOFError, lzma.LZMAError, zlib.error) as e:
                 raise OSError(f"{path}: corrupt or truncated {compression} data: {e}") from e
             except OSError as e:
                 if e.filename is None and not str(e).startswith(path):

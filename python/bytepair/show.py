@@ -17,6 +17,7 @@ lo|你
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -111,7 +112,7 @@ def render_terminal(
     """
     segs = segments(tok, text, ids)
     if not color:
-        lines = ["|".join(s.text.replace("\n", "↵\n") for s in segs)]
+        lines = ["|".join(_visible(s.text).replace("\n", "↵\n") for s in segs)]
         if show_ids:
             lines.append(" ".join(_ids_label(s) for s in segs))
         return "\n".join([*lines, summary(segs)])
@@ -122,12 +123,23 @@ def render_terminal(
         if len(s.ids) > 1:
             style += "\x1b[4m"
         # reset before each line break so the color does not run to the edge of the screen
-        piece = s.text.replace("\n", "↵" + _RESET + "\n" + style)
+        piece = _visible(s.text).replace("\n", "↵" + _RESET + "\n" + style)
         shown.append(style + piece + _RESET)
     lines = ["".join(shown)]
     if show_ids:
         lines.append(" ".join(labels))
     return "\n".join([*lines, summary(segs)])
+
+
+# control characters other than newline and tab (ESC, BEL, CR, C1, DEL): printed raw they
+# would drive the terminal, so untrusted text could rewrite the screen
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\x1b``), as the terminal view
+    needs them."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _ids_label(s: Segment) -> str:

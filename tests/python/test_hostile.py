@@ -117,3 +117,58 @@ def test_cli_train_refuses_to_overwrite_its_input(
     code = cli.main(["train", str(corpus), "--vocab-size", "260", "-o", str(corpus)])
     assert code != 0 and "training inputs" in capsys.readouterr().err
     assert corpus.read_bytes() == before
+
+
+def test_damaged_compressed_corpora_are_errors_naming_the_file(tmp_path: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    import gzip
+
+    text = b"The quick brown fox jumps over the lazy dog.\n" * 20000
+    z = zstandard.ZstdCompressor().compress(text)
+    two = tmp_path / "two.txt.zst"  # two frames: both read
+    two.write_bytes(z + zstandard.ZstdCompressor().compress(b"second frame\n"))
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(text + b"second frame\n")
+    assert bytepair.count(two) == bytepair.count(plain)
+    bad: dict[str, bytes] = {
+        "cut.txt.zst": z[: len(z) // 2],  # zstandard's reader returns the half silently
+        "magic.txt.zst": z[:4],
+        "flip.txt.zst": z[: len(z) // 2] + bytes([z[len(z) // 2] ^ 0xFF]) + z[len(z) // 2 + 1 :],
+        "flip.txt.gz": (lambda g: g[:20] + bytes([g[20] ^ 0xFF]) + g[21:])(gzip.compress(text)),
+        "cut.txt.gz": gzip.compress(text)[:100],
+    }
+    for name, data in bad.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(OSError, match=name):
+            bytepair.count(tmp_path / name)
+    # plain text that starts like a bz2 header is plain text
+    bzh = tmp_path / "bzh.txt"
+    bzh.write_text("BZh is how a bz2 file starts\n", encoding="utf-8")
+    assert bytepair.count(bzh) == bytepair.count(iter(["BZh is how a bz2 file starts\n"]))
+
+
+def test_encode_output_is_never_an_input(tmp_path: Path, gpt2: bytepair.Tokenizer) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("hello world\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="one of the inputs"):
+        bytepair.encode_to_file(gpt2, victim, victim, progress=False)
+    assert victim.read_text(encoding="utf-8") == "hello world\n"
+    # a second run over a folder does not read the first run's output back
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello world\n", encoding="utf-8")
+    for _ in range(2):
+        bytepair.encode_to_file(gpt2, folder, folder / "ids.npy", progress=False)
+        assert bytepair.open_ids(folder / "ids.npy").tolist() == gpt2.encode("hello world\n")
+
+
+def test_show_escapes_control_characters() -> None:
+    from bytepair.show import render_terminal
+
+    tok = bytepair.Tokenizer(BYTES, [])
+    for color in (False, True):
+        shown = render_terminal(tok, "a\x1b[2Jb\x07\r\x9bz", color=color)
+        body = shown.replace("\x1b[0m", "").replace("\x1b[4m", "")
+        body = __import__("re").sub(r"\x1b\[(?:48|38);5;\d+m", "", body)
+        assert "\x1b" not in body and "\x07" not in body and "\r" not in body and "\x9b" not in body
+        assert "\\x1b" in body and "\\x07" in body and "\\x0d" in body and "\\x9b" in body

@@ -62,13 +62,15 @@ def test_terminal_plain_and_colored(tok: bytepair.Tokenizer) -> None:
     segs = show.segments(tok, TEXT)
     plain = show.render_terminal(tok, TEXT, color=False, show_ids=True)
     text_part, ids_line, summary = plain.rsplit("\n", 2)
-    assert text_part == "|".join(s.text.replace("\n", "↵\n") for s in segs)
+    # control characters (the \r of TEXT's \r\n) are shown as escapes, not sent raw
+    visible = [s.text.replace("\r", "\\x0d").replace("\n", "↵\n") for s in segs]
+    assert text_part == "|".join(visible)
     assert [int(i) for i in re.split(r"[ +]", ids_line)] == ids
     n_bytes = len(TEXT.encode("utf-8"))
     assert summary == f"{n_bytes} bytes, {len(ids)} tokens, {n_bytes / len(ids):.2f} bytes/token"
     colored = show.render_terminal(tok, TEXT, show_ids=True)
     assert "\x1b[48;5;" in colored
-    shown = "".join(s.text.replace("\n", "↵\n") for s in segs)
+    shown = "".join(visible)
     assert ANSI.sub("", colored) == f"{shown}\n{ids_line}\n{summary}"
     # the special token is one token, shown whole
     assert any(s.text == EOT and s.ids == [tok.special_tokens[EOT]] for s in segs)
