@@ -108,9 +108,11 @@ impl Counter {
     }
 
     fn cuts(&self) -> Cuts<'_> {
+        // a newline cut could fall inside a special token that holds a newline
+        let special_newline = self.specials.tokens().iter().any(|t| t.contains('\n'));
         Cuts {
             specials: &self.specials,
-            at_newlines: self.pretok.is_preset(),
+            at_newlines: self.pretok.is_preset() && !special_newline,
         }
     }
 

@@ -172,3 +172,18 @@ def test_show_escapes_control_characters() -> None:
         body = __import__("re").sub(r"\x1b\[(?:48|38);5;\d+m", "", body)
         assert "\x1b" not in body and "\x07" not in body and "\r" not in body and "\x9b" not in body
         assert "\\x1b" in body and "\\x07" in body and "\\x0d" in body and "\\x9b" in body
+
+
+def test_special_token_with_a_newline_is_never_cut_when_counting(tmp_path: Path) -> None:
+    # Files are counted in parallel chunks cut at newlines; a special token holding "\n"
+    # must not be cut apart (its text is never counted). Oracle: the text split on the
+    # special token by hand, each part counted on its own.
+    special = "<|a\nb|>"
+    line = "word " + special + " filler text here\n"
+    text = line * 150_000  # ~4 MB: several chunks
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+    got = dict(bytepair.count(path, special_tokens=[special], threads=2).items())
+    expected = dict(bytepair.count(iter(text.split(special))).items())
+    assert got == expected
+    assert not any(b"<|" in k or b"|>" in k for k in got)
