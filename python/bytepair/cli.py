@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import glob
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from itertools import chain
@@ -59,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        return run(args)
+        with _stop_signals():
+            return run(args)
+    except _Terminated as e:  # SIGTERM / SIGHUP (timeout, Slurm, docker stop): clean up too
+        return _fail(f"terminated by signal {e.signum}", code=128 + e.signum)
     except CLIError as e:
         return _fail(str(e))
     except OSError as e:
@@ -72,6 +78,34 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
     except KeyboardInterrupt:
         return _fail("interrupted", code=130)
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like Ctrl-C, so temporary files are removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[None]:
+    """Turns SIGTERM and SIGHUP into ``_Terminated`` while a command runs (main thread only;
+    the previous handlers come back afterwards)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Terminated(signum)
+
+    names = [n for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    old = {n: signal.signal(getattr(signal, n), stop) for n in names}
+    try:
+        yield
+    finally:
+        for n, handler in old.items():
+            signal.signal(getattr(signal, n), handler)
 
 
 # --------------------------------------------------------------------------------- parser

@@ -187,3 +187,33 @@ def test_special_token_with_a_newline_is_never_cut_when_counting(tmp_path: Path)
     expected = dict(bytepair.count(iter(text.split(special))).items())
     assert got == expected
     assert not any(b"<|" in k or b"|>" in k for k in got)
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGTERM"), reason="POSIX signals")
+def test_sigterm_during_encode_leaves_no_temporary_file(
+    tmp_path: Path, data_dir: Path, gpt2: bytepair.Tokenizer
+) -> None:
+    # timeout, Slurm and `docker stop` end jobs with SIGTERM: the output folder must not keep
+    # a partial temporary file (Ctrl-C already cleaned up)
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    gpt2.save(tmp_path / "tok.json")
+    corpus = str(data_dir / "corpora" / "english_gutenberg.txt")
+    out = tmp_path / "out" / "ids.npy"
+    out.parent.mkdir()
+    cmd = [sys.executable, "-m", "bytepair", "encode", "-t", str(tmp_path / "tok.json")]
+    cmd += [corpus, corpus, corpus, "-o", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not any(out.parent.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # wait until the temporary file exists
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal arrived")
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert b"terminated by signal" in err
+    assert list(out.parent.iterdir()) == []
