@@ -47,6 +47,26 @@ impl CoreBPE {
     }
 }
 
+/// `f` over `items` in order: on rayon threads when the batch holds at least `min_work` units
+/// (`size` of an item: bytes of text, ids), each job getting about that much, else on this
+/// thread, since waking workers costs more than a small batch.
+fn map_batch<T: Sync, R: Send>(
+    items: &[T],
+    size: impl Fn(&T) -> usize,
+    min_work: usize,
+    num_threads: Option<usize>,
+    f: impl Fn(&T) -> crate::Result<R> + Sync + Send,
+) -> PyResult<crate::Result<Vec<R>>> {
+    let total: usize = items.iter().map(&size).sum();
+    if total < min_work || num_threads == Some(1) {
+        return Ok(items.iter().map(f).collect());
+    }
+    let per_job = (min_work * items.len() / total.max(1)).max(1);
+    run_in_pool(num_threads, || {
+        items.par_iter().with_min_len(per_job).map(f).collect()
+    })
+}
+
 /// A compiled set of special tokens that an `encode` call allows.
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct AllowedSpecial {
@@ -164,23 +184,8 @@ impl CoreBPE {
             }
         };
         // Below this many bytes, waking worker threads costs more than it saves.
-        const PARALLEL_MIN_BYTES: usize = 1 << 15;
-        let total: usize = texts.iter().map(String::len).sum();
         let all = py
-            .detach(|| {
-                if total < PARALLEL_MIN_BYTES || num_threads == Some(1) {
-                    return Ok(texts.iter().map(one).collect::<crate::Result<Vec<_>>>());
-                }
-                // each rayon job gets at least ~PARALLEL_MIN_BYTES of text
-                let per_job = (PARALLEL_MIN_BYTES * texts.len() / total.max(1)).max(1);
-                run_in_pool(num_threads, || {
-                    texts
-                        .par_iter()
-                        .with_min_len(per_job)
-                        .map(one)
-                        .collect::<crate::Result<Vec<_>>>()
-                })
-            })?
+            .detach(|| map_batch(&texts, String::len, 1 << 15, num_threads, one))?
             .map_err(to_py)?;
         let lists = all
             .iter()
@@ -240,23 +245,9 @@ impl CoreBPE {
         batch: Vec<Vec<Rank>>,
         num_threads: Option<usize>,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        const PARALLEL_MIN_IDS: usize = 1 << 14;
-        let total: usize = batch.iter().map(Vec::len).sum();
+        let one = |ids: &Vec<Rank>| self.enc.decode_bytes(ids);
         let all = py
-            .detach(|| {
-                let one = |ids: &Vec<Rank>| self.enc.decode_bytes(ids);
-                if total < PARALLEL_MIN_IDS || num_threads == Some(1) {
-                    return Ok(batch.iter().map(one).collect::<crate::Result<Vec<_>>>());
-                }
-                let per_job = (PARALLEL_MIN_IDS * batch.len() / total.max(1)).max(1);
-                run_in_pool(num_threads, || {
-                    batch
-                        .par_iter()
-                        .with_min_len(per_job)
-                        .map(one)
-                        .collect::<crate::Result<Vec<_>>>()
-                })
-            })?
+            .detach(|| map_batch(&batch, Vec::len, 1 << 14, num_threads, one))?
             .map_err(to_py)?;
         Ok(all.iter().map(|b| PyBytes::new(py, b)).collect())
     }

@@ -32,3 +32,15 @@ def data_dir() -> Path:
             pytest.fail(reason + "; BYTEPAIR_REQUIRE_DATA=1 requires it")
         pytest.skip(reason)
     return path
+
+
+@pytest.fixture
+def local_encodings(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bytepair.get_encoding`` reads only the shared data: never downloads, caches empty."""
+    from bytepair import encodings
+
+    monkeypatch.setenv("BYTEPAIR_OFFLINE", "1")
+    monkeypatch.setenv("BYTEPAIR_DATA", str(data_dir))
+    monkeypatch.delenv("BYTEPAIR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/nonexistent-bytepair-test-cache")
+    encodings._cache.clear()

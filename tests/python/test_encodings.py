@@ -32,13 +32,8 @@ EOT = "<|endoftext|>"
 
 
 @pytest.fixture(autouse=True)
-def _local_files_only(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # tests never download: rank files come from the shared data, caches start empty
-    monkeypatch.setenv("BYTEPAIR_OFFLINE", "1")
-    monkeypatch.setenv("BYTEPAIR_DATA", str(data_dir))
-    monkeypatch.delenv("BYTEPAIR_CACHE_DIR", raising=False)
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/nonexistent-bytepair-test-cache")
-    encodings._cache.clear()
+def _local_files_only(local_encodings: None) -> None:
+    """Every test here reads rank files from the shared data only (conftest)."""
 
 
 # every shared corpus file; the two big ones as 1 MB slices (GPT-2 = r50k gets 2 x 6 MB in

@@ -15,18 +15,13 @@ from hypothesis import strategies as st
 from oracles import tiktoken_encoding
 
 import bytepair
-from bytepair import encodings
 
 EOT = "<|endoftext|>"
 
 
 @pytest.fixture(autouse=True)
-def _local_files_only(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BYTEPAIR_OFFLINE", "1")
-    monkeypatch.setenv("BYTEPAIR_DATA", str(data_dir))
-    monkeypatch.delenv("BYTEPAIR_CACHE_DIR", raising=False)
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/nonexistent-bytepair-test-cache")
-    encodings._cache.clear()
+def _local_files_only(local_encodings: None) -> None:
+    """Every test here reads rank files from the shared data only (conftest)."""
 
 
 def corpus_text(data_dir: Path) -> str:
