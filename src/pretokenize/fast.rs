@@ -63,6 +63,62 @@ fn run(text: &str, mut i: usize, cls: Classes, keep: impl Fn(u16) -> bool) -> us
     i
 }
 
+/// 0x80 in each byte lane of `x` (8 bytes read little-endian) holding an ASCII byte in
+/// `lo..=hi`, 0 elsewhere. Eight bytes are classified with a few integer operations and no
+/// branch: word lengths vary, and a loop that tests one byte at a time mispredicts its exit
+/// once per word, which was most of the scanners' time on English.
+#[inline(always)]
+fn lanes_in(x: u64, lo: u8, hi: u8) -> u64 {
+    const H: u64 = 0x8080_8080_8080_8080;
+    const L: u64 = 0x0101_0101_0101_0101;
+    let x7 = x & !H;
+    // no lane carries into the next: x7 <= 0x7f and the added constant is <= 0x80
+    let ge_lo = (x7 + L * (0x80 - lo as u64)) & H;
+    let gt_hi = (x7 + L * (0x7f - hi as u64)) & H;
+    ge_lo & !gt_hi & !x
+}
+
+/// End of the run of ASCII bytes from `i` that `lanes` marks (see `lanes_in`); it stops at
+/// the first other byte, which may start a non-ASCII character the caller must look at.
+#[inline(always)]
+fn ascii_run(b: &[u8], mut i: usize, lanes: impl Fn(u64) -> u64) -> usize {
+    while let Some(w) = b.get(i..i + 8) {
+        let m = lanes(u64::from_le_bytes(w.try_into().unwrap()));
+        let n = (!m & 0x8080_8080_8080_8080).trailing_zeros() as usize / 8;
+        i += n;
+        if n < 8 {
+            return i;
+        }
+    }
+    while i < b.len() && lanes(b[i] as u64) & 0x80 != 0 {
+        i += 1;
+    }
+    i
+}
+
+#[inline(always)]
+fn ascii_letters(x: u64) -> u64 {
+    // `| 0x20` maps A-Z onto a-z and no other byte into a-z
+    lanes_in(x | 0x2020_2020_2020_2020, b'a', b'z')
+}
+
+/// The common ASCII pre-token `P?[A-Za-z]+` of the cl100k and gpt2 patterns, where the optional
+/// one-byte prefix `P` is accepted by `prefix`: its end, or `None` when the general scanner
+/// must decide (no such word at `i`, or a non-ASCII character right after it).
+#[inline(always)]
+fn ascii_word(b: &[u8], i: usize, prefix: impl Fn(u8) -> bool) -> Option<usize> {
+    let c = *b.get(i)?;
+    let s = if c.is_ascii_alphabetic() {
+        i
+    } else if prefix(c) && b.get(i + 1)?.is_ascii_alphabetic() {
+        i + 1
+    } else {
+        return None;
+    };
+    let e = ascii_run(b, s, ascii_letters);
+    (b.get(e).is_none_or(|&n| n < 0x80)).then_some(e)
+}
+
 #[inline(always)]
 fn is_other(f: u16) -> bool {
     f & (LETTER | NUMBER | SPACE) == 0
@@ -141,6 +197,9 @@ pub fn next_gpt2(text: &str, i: usize, cls: Classes) -> usize {
     let Some((c, n)) = char_at(text, i) else {
         return text.len();
     };
+    if let Some(e) = ascii_word(b, i, |p| p == b' ') {
+        return e;
+    }
     if c == '\'' {
         match (b.get(i + 1), b.get(i + 2)) {
             (Some(b's' | b'd' | b'm' | b't'), _) => return i + 2,
@@ -193,6 +252,11 @@ fn contraction_ci(text: &str, i: usize) -> Option<usize> {
 /// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|`
 /// ` ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
 pub fn next_cl100k(text: &str, i: usize, cls: Classes) -> usize {
+    // `[^\r\n\p{L}\p{N}]?+\p{L}++`, unless an apostrophe may start a contraction first
+    let prefix = |p: u8| p < 0x80 && !p.is_ascii_alphanumeric() && !b"\r\n'".contains(&p);
+    if let Some(e) = ascii_word(text.as_bytes(), i, prefix) {
+        return e;
+    }
     let Some((c, n)) = char_at(text, i) else {
         return text.len();
     };
@@ -280,11 +344,44 @@ fn o200k_alt2(text: &str, s: usize, cls: Classes) -> Option<usize> {
     Some(contraction_suffix(text, end))
 }
 
+/// o200k's first two alternatives on ASCII: `P?[A-Z]*[a-z]+C?|P?[A-Z]+[a-z]*C?` with `P` one
+/// byte that is not `\r`, `\n`, a letter or a digit. ASCII capitals are never lower-case, so
+/// the regex cannot backtrack into the capitals and both alternatives end after the
+/// lower-case run. `None` when the general scanner must decide.
+#[inline(always)]
+fn o200k_ascii_word(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let c = *b.get(i)?;
+    let s = if c.is_ascii_alphabetic() {
+        i
+    } else if c < 0x80
+        && !c.is_ascii_digit()
+        && !matches!(c, b'\r' | b'\n')
+        && b.get(i + 1)?.is_ascii_alphabetic()
+    {
+        i + 1
+    } else {
+        return None;
+    };
+    let upper = ascii_run(b, s, |x| lanes_in(x, b'A', b'Z'));
+    let e = ascii_run(b, upper, |x| lanes_in(x, b'a', b'z'));
+    match b.get(e) {
+        None => Some(e),
+        Some(&b'\'') => Some(contraction_suffix(text, e)),
+        Some(&n) if n < 0x80 => Some(e),
+        // a non-ASCII letter or mark may continue either run
+        Some(_) => None,
+    }
+}
+
 /// o200k_base:
 /// `[^\r\n\p{L}\p{N}]?[upper]*[lower]+C?|[^\r\n\p{L}\p{N}]?[upper]+[lower]*C?|\p{N}{1,3}|`
 /// ` ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 /// with upper = `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, lower = `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
 pub fn next_o200k(text: &str, i: usize, cls: Classes) -> usize {
+    if let Some(e) = o200k_ascii_word(text, i) {
+        return e;
+    }
     let Some((c, n)) = char_at(text, i) else {
         return text.len();
     };
@@ -354,7 +451,20 @@ mod tests {
         '#',
     ];
 
+    /// Mostly ASCII letters, so words run past the 8-byte windows of `ascii_run` and end on
+    /// every kind of neighbour, ASCII or not.
+    const WORDY: &[char] = &[
+        'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'k', 'l', 'm', 'n', 'o', 'p', 'r', 's', 't',
+        'u', 'v', 'w', 'x', 'y', 'z', 'a', 'e', 'o', 's', 'A', 'Z', 'S', 'T', 'L', 'E', 'D', 'M',
+        'R', 'V', 'I', 'O', ' ', ' ', ' ', '\'', '\n', '\r', '.', '"', '0', '7', 'é', 'É', 'ſ',
+        '中', '\u{301}', 'ǅ', '\u{a0}', '@', '[', '`', '{', '\u{7f}',
+    ];
+
     fn random_text(seed: &mut u64, max_len: usize) -> String {
+        random_from(ALPHABET, seed, max_len)
+    }
+
+    fn random_from(alphabet: &[char], seed: &mut u64, max_len: usize) -> String {
         let mut next = || {
             *seed ^= *seed << 13;
             *seed ^= *seed >> 7;
@@ -363,7 +473,7 @@ mod tests {
         };
         let len = (next() as usize) % (max_len + 1);
         (0..len)
-            .map(|_| ALPHABET[(next() as usize) % ALPHABET.len()])
+            .map(|_| alphabet[(next() as usize) % alphabet.len()])
             .collect()
     }
 
@@ -378,6 +488,12 @@ mod tests {
             let mut seed = 0x9E3779B97F4A7C15u64;
             for round in 0..20_000 {
                 let text = random_text(&mut seed, if round % 10 == 0 { 64 } else { 12 });
+                assert_eq!(
+                    by_scanner(preset, &text),
+                    by_regex(&re, &text),
+                    "{preset:?} on {text:?}"
+                );
+                let text = random_from(WORDY, &mut seed, 40);
                 assert_eq!(
                     by_scanner(preset, &text),
                     by_regex(&re, &text),
