@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 
 use cache::PieceCache;
 
+use crate::pretokenize::cuts::{split_text, Cuts};
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
 use crate::{Error, Rank, Result};
 
@@ -248,6 +249,22 @@ impl Encoder {
             })?;
         }
         Ok((out, last_special_end + tail_cut))
+    }
+
+    /// `text` cut into parts of about `target` bytes or more whose encodings, concatenated,
+    /// are the encoding of `text` (the cut rule is in `pretokenize/cuts.rs`), so that one
+    /// long text can be encoded on several threads. `specials` is the special tokens that
+    /// the encoding splits out: `None` for ordinary text, `Some(None)` for all of them.
+    pub fn split_into_parts<'t>(
+        &self,
+        text: &'t str,
+        specials: Option<Option<&AllowedSpecial>>,
+        target: usize,
+    ) -> Vec<&'t str> {
+        let matcher = specials.map(|s| s.map_or(&self.specials, |a| &a.matcher));
+        let mut parts = Vec::new();
+        split_text(text, &Cuts::new(&self.pretok, matcher), target, &mut parts);
+        parts
     }
 
     /// A matcher for a subset of the special tokens, for [`Self::encode_with_special`].

@@ -2,6 +2,7 @@
 //! pre-tokens with the pattern. Merges never cross a pre-token boundary (DESIGN.md §2).
 
 mod classes;
+pub mod cuts;
 mod fast;
 mod special;
 

@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 
 use super::errors::to_py;
-use super::run_in_pool;
+use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
 
@@ -65,6 +65,92 @@ fn map_batch<T: Sync, R: Send>(
     run_in_pool(num_threads, || {
         items.par_iter().with_min_len(per_job).map(f).collect()
     })
+}
+
+/// One unit of text for a batch job: all of text `index`, or its part `part` of `of`.
+struct Segment<'t> {
+    index: usize,
+    part: usize,
+    of: usize,
+    text: &'t str,
+}
+
+/// Groups `texts` into jobs of about `target` bytes or more, in order: runs of whole texts,
+/// and each text longer than `target` cut by `split` into parts of its own.
+fn batch_jobs<'t>(
+    texts: &'t [String],
+    target: usize,
+    split: impl Fn(&'t str) -> Vec<&'t str>,
+) -> Vec<Vec<Segment<'t>>> {
+    let mut jobs = Vec::new();
+    let mut job = Vec::new();
+    let mut size = 0;
+    for (index, text) in texts.iter().enumerate() {
+        let pieces = if text.len() > target {
+            split(text)
+        } else {
+            vec![text.as_str()]
+        };
+        let of = pieces.len();
+        for (part, text) in pieces.into_iter().enumerate() {
+            size += text.len();
+            job.push(Segment {
+                index,
+                part,
+                of,
+                text,
+            });
+            if size >= target {
+                jobs.push(std::mem::take(&mut job));
+                size = 0;
+            }
+        }
+    }
+    if !job.is_empty() {
+        jobs.push(job);
+    }
+    jobs
+}
+
+/// Each text's ids as its parts come in (jobs finish nearly in order, but not exactly).
+struct Parts {
+    parts: Vec<Vec<Option<Vec<Rank>>>>,
+    missing: Vec<usize>,
+}
+
+impl Parts {
+    fn new(jobs: &[Vec<Segment<'_>>]) -> Self {
+        let counts = jobs
+            .iter()
+            .flatten()
+            .filter(|seg| seg.part == 0)
+            .map(|seg| seg.of);
+        let missing: Vec<usize> = counts.collect();
+        Self {
+            parts: missing.iter().map(|&n| vec![None; n]).collect(),
+            missing,
+        }
+    }
+
+    /// Keeps the ids of one segment; returns its text's ids once all its parts are in.
+    fn add(&mut self, seg: &Segment<'_>, ids: Vec<Rank>) -> Option<Vec<Rank>> {
+        self.parts[seg.index][seg.part] = Some(ids);
+        self.missing[seg.index] -= 1;
+        if self.missing[seg.index] > 0 {
+            return None;
+        }
+        let mut got = std::mem::take(&mut self.parts[seg.index])
+            .into_iter()
+            .flatten();
+        let first = got.next().unwrap_or_default();
+        if seg.of == 1 {
+            return Some(first);
+        }
+        let mut all = Vec::with_capacity(first.len() * seg.of * 5 / 4);
+        all.extend_from_slice(&first);
+        got.for_each(|part| all.extend_from_slice(&part));
+        Some(all)
+    }
 }
 
 /// A compiled set of special tokens that an `encode` call allows.
@@ -176,22 +262,50 @@ impl CoreBPE {
             }
         }
         let allowed = allowed.map(|a| &a.inner);
-        let one = |t: &String| {
-            if ordinary {
-                self.enc.encode_ordinary(t)
-            } else {
-                self.enc.encode_with_special(t, allowed)
-            }
+        let specials = (!ordinary).then_some(allowed);
+        let one = |t: &str| match specials {
+            None => self.enc.encode_ordinary(t),
+            Some(allowed) => self.enc.encode_with_special(t, allowed),
         };
+        let total: usize = texts.iter().map(String::len).sum();
+        let threads = pool_size(num_threads);
         // Below this many bytes, waking worker threads costs more than it saves.
-        let all = py
-            .detach(|| map_batch(&texts, String::len, 1 << 15, num_threads, one))?
-            .map_err(to_py)?;
-        let lists = all
-            .iter()
-            .map(|ids| self.id_list(py, ids))
-            .collect::<PyResult<_>>()?;
-        Ok((lists, None))
+        if total < 1 << 15 || threads == 1 {
+            let all = py
+                .detach(|| {
+                    texts
+                        .iter()
+                        .map(|t| one(t))
+                        .collect::<crate::Result<Vec<_>>>()
+                })
+                .map_err(to_py)?;
+            let lists = all.iter().map(|ids| self.id_list(py, ids));
+            return Ok((lists.collect::<PyResult<_>>()?, None));
+        }
+        // Jobs of about `target` bytes, several per thread so that the lists of finished
+        // jobs are built while later ones are encoded: runs of whole short texts, or exact
+        // parts of a long one.
+        let target = (total / (8 * threads)).clamp(1 << 15, 1 << 22);
+        let jobs = py.detach(|| {
+            batch_jobs(&texts, target, |t| {
+                self.enc.split_into_parts(t, specials, target)
+            })
+        });
+        let mut parts = Parts::new(&jobs);
+        let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
+        let work = |job: &Vec<Segment<'_>>| -> crate::Result<Vec<Vec<Rank>>> {
+            job.iter().map(|seg| one(seg.text)).collect()
+        };
+        pipelined(py, &jobs, threads, work, |k, done| {
+            for (seg, ids) in jobs[k].iter().zip(done.map_err(to_py)?) {
+                if let Some(ids) = parts.add(seg, ids) {
+                    lists[seg.index] = Some(self.id_list(py, &ids)?);
+                }
+            }
+            Ok(())
+        })?;
+        let lists = lists.into_iter().map(|l| l.expect("every text is encoded"));
+        Ok((lists.collect(), None))
     }
 
     /// Encodes the final prefix of a stream buffer; returns (ids, the rest of the text).

@@ -1,13 +1,8 @@
 //! Pre-token counting, in parallel over the whole corpus.
 //!
 //! Files are read in blocks and cut into chunks at places where pre-tokenizing the
-//! chunks separately gives exactly the pre-tokens of the whole text: right before a
-//! special token, or (for the preset patterns only) right after a `\n` that sits between
-//! two non-whitespace characters, the second not `/` (no preset joins a newline to a
-//! following non-space other than o200k's `[\r\n/]*`, and a lone newline ends the same way
-//! at a chunk end as before a letter). A custom pattern might join anything, so its
-//! chunks are cut only before special tokens. A cut never falls inside a UTF-8 sequence,
-//! and a file larger than memory is never read whole.
+//! chunks separately gives exactly the pre-tokens of the whole text (the rule is in
+//! `pretokenize/cuts.rs`), and a file larger than memory is never read whole.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -18,6 +13,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{Progress, ProgressFn};
+use crate::pretokenize::cuts::{find_cut, split_text, Cuts};
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
 use crate::{Error, Result};
 
@@ -108,12 +104,7 @@ impl Counter {
     }
 
     fn cuts(&self) -> Cuts<'_> {
-        // a newline cut could fall inside a special token that holds a newline
-        let special_newline = self.specials.tokens().iter().any(|t| t.contains('\n'));
-        Cuts {
-            specials: &self.specials,
-            at_newlines: self.pretok.is_preset() && !special_newline,
-        }
+        Cuts::new(&self.pretok, Some(&self.specials))
     }
 
     /// Counts one pre-token, applying the length limit.
@@ -267,98 +258,6 @@ pub fn count_texts<S: AsRef<str> + Sync>(
 const CHUNK_BYTES: usize = 1 << 20;
 /// How much of a file is read at a time.
 const BLOCK_BYTES: usize = 64 << 20;
-
-fn is_space_before(bytes: &[u8]) -> bool {
-    // The last character of `bytes`, decoded leniently: whitespace per Unicode White_Space,
-    // the definition of `\s` in both fancy-regex and Python's `regex`.
-    let start = bytes.iter().rposition(|&b| (b & 0xC0) != 0x80).unwrap_or(0);
-    match std::str::from_utf8(&bytes[start..]) {
-        Ok(s) => s.chars().next().is_none_or(char::is_whitespace),
-        Err(_) => true,
-    }
-}
-
-fn is_space_or_slash_after(bytes: &[u8]) -> bool {
-    let end = bytes.len().min(4);
-    let head = &bytes[..end];
-    let valid = match std::str::from_utf8(head) {
-        Ok(s) => s,
-        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or(""),
-    };
-    valid
-        .chars()
-        .next()
-        .is_none_or(|c| c.is_whitespace() || c == '/')
-}
-
-/// The last safe cut in `buf` (see the module docs), at or after `min`, or None.
-fn find_cut(buf: &[u8], min: usize, cuts: &Cuts) -> Option<usize> {
-    let specials = cuts.specials;
-    let mut newline_cut = None;
-    let mut end = if cuts.at_newlines { buf.len() } else { min };
-    while let Some(i) = memchr_rev(b'\n', &buf[min..end]).map(|i| i + min) {
-        let p = i + 1;
-        if p < buf.len()
-            && i > 0
-            && !is_space_before(&buf[..i])
-            && !is_space_or_slash_after(&buf[p..])
-        {
-            newline_cut = Some(p);
-            break;
-        }
-        end = i;
-    }
-    // A cut before a special token is exact for any pattern. Only look at the tail so
-    // that a corpus full of special tokens is not scanned twice.
-    let tail = newline_cut.unwrap_or(min).max(min);
-    let special_cut = std::str::from_utf8(&buf[tail..])
-        .ok()
-        .or_else(|| {
-            // the tail may end inside a UTF-8 sequence or hold bad bytes; scan what is valid
-            let bad = std::str::from_utf8(&buf[tail..]).err()?.valid_up_to();
-            std::str::from_utf8(&buf[tail..tail + bad]).ok()
-        })
-        .and_then(|s| specials.last_start(s))
-        .map(|s| s + tail)
-        .filter(|&s| s > 0);
-    match (newline_cut, special_cut) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// What a chunk may be cut at.
-struct Cuts<'a> {
-    specials: &'a SpecialMatcher,
-    at_newlines: bool,
-}
-
-fn memchr_rev(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().rposition(|&b| b == needle)
-}
-
-/// Cuts `text` into chunks of about `target` bytes at safe places.
-fn split_text<'t>(text: &'t str, cuts: &Cuts, target: usize, out: &mut Vec<&'t str>) {
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    while bytes.len() - start > target {
-        let window_end = start + target;
-        // search the second half of the window first, then anything after it
-        let cut = find_cut(&bytes[start..window_end], target / 2, cuts)
-            .or_else(|| find_cut(&bytes[start..], target, cuts))
-            .map(|c| c + start);
-        match cut {
-            Some(c) if c > start => {
-                out.push(&text[start..c]);
-                start = c;
-            }
-            _ => break,
-        }
-    }
-    if start < bytes.len() {
-        out.push(&text[start..]);
-    }
-}
 
 /// What to do with bytes of a corpus file that are not valid UTF-8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -422,6 +422,76 @@ stream_unit = st.tuples(
 ).map("".join)
 
 
+# a long text in a batch is encoded in parts on several threads, cut where the parts'
+# pre-tokens are those of the whole (after a "\n" between two non-spaces, before a special
+# token that is split out); the parts' ids are joined in order
+NL_SPECIAL = "\n<|sep|>\n"
+
+
+@pytest.fixture(scope="module")
+def gpt2_nl_special(data_dir: Path) -> tuple[bytepair.Tokenizer, tiktoken.Encoding]:
+    """GPT-2 with a special token that holds newlines (no newline cut may split it)."""
+    specials = {EOT: 50256, NL_SPECIAL: 50257}
+    tok = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json",
+        data_dir / "gpt2" / "merges.txt",
+        special_tokens=[*specials],
+    )
+    assert tok.special_tokens == specials
+    return tok, oracles.tiktoken_with_specials(data_dir, specials)
+
+
+@settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    max_examples=max(10, settings.default.max_examples // 4),
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(stream_text, stream_text.map(lambda t: t + NL_SPECIAL)),
+            st.integers(20_000, 120_000),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(0, 4),
+    st.sampled_from([2, 3]),
+)
+def test_encode_batch_of_long_texts_cut_into_parts(
+    gpt2_nl_special: tuple[bytepair.Tokenizer, tiktoken.Encoding],
+    units: list[tuple[str, int]],
+    short_at: int,
+    threads: int,
+) -> None:
+    tok, enc = gpt2_nl_special
+    texts = [unit * (size // len(unit) + 1) for unit, size in units]
+    texts.insert(min(short_at, len(texts)), "")
+    texts.append(f"x{EOT}")
+    got = tok.encode_batch(texts, num_threads=threads, allowed_special="all")
+    assert_all_equal(got, [enc.encode(t, allowed_special="all") for t in texts], texts)
+    got = tok.encode_batch(texts, num_threads=threads, allowed_special={EOT}, disallowed_special=())
+    assert_all_equal(
+        got, [enc.encode(t, allowed_special={EOT}, disallowed_special=()) for t in texts], texts
+    )
+    got = tok.encode_ordinary_batch(texts, num_threads=threads)
+    assert_all_equal(got, [enc.encode_ordinary(t) for t in texts], texts)
+
+
+def test_encode_batch_of_long_texts_custom_pattern(
+    gpt2: bytepair.Tokenizer, ewt_lines: list[str]
+) -> None:
+    # a custom pattern might join anything across a newline: its texts are cut only before
+    # special tokens (here: never), and the ids are still those of one call per text
+    tok = bytepair.Tokenizer(gpt2.vocab, gpt2.merges, special_tokens=[EOT], pattern=r"\S+\s*|\s+")
+    text = "".join(ewt_lines)
+    texts = [text, text[: len(text) // 3], f"{EOT}".join(ewt_lines[:2000])]
+    for got, t in zip(tok.encode_batch(texts, num_threads=2, allowed_special="all"), texts):
+        assert got == tok.encode(t, allowed_special="all")
+    for got, t in zip(tok.encode_ordinary_batch(texts, num_threads=2), texts):
+        assert got == tok.encode_ordinary(t)
+
+
 @settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -55,6 +55,10 @@ def test_equals_tiktoken_on_every_corpus(data_dir: Path, name: str, rel: str) ->
     ids = tok.encode_ordinary(text)
     assert_ids_equal(ids, enc.encode_ordinary(text))
     assert tok.decode(ids) == text
+    # a batch of long texts: each encoded in parts on two threads, joined exactly
+    batch = tok.encode_ordinary_batch([text, lines[0], text[len(text) // 3 :]], num_threads=2)
+    assert_ids_equal(batch[0], ids)
+    assert_ids_equal(batch[2], enc.encode_ordinary(text[len(text) // 3 :]))
 
 
 @pytest.mark.parametrize("name", NAMES)
