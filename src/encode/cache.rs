@@ -80,7 +80,11 @@ impl Table<'_> {
         let slot = &mut self.slots[i];
         let len = piece.len();
         if slot.key_len as usize == len && same(piece, &slot.key) {
-            out.extend_from_slice(&slot.ids[..slot.n_ids as usize]);
+            // copy all IDS_MAX ids, then drop the unused: a fixed-size copy is a few moves,
+            // a variable-size one a call to memmove
+            let end = out.len() + slot.n_ids as usize;
+            out.extend_from_slice(&slot.ids);
+            out.truncate(end);
             return;
         }
         let start = out.len();

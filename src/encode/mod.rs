@@ -9,11 +9,13 @@
 //! byte strings.
 
 mod cache;
+mod lookup;
 mod merge;
 
 use rustc_hash::FxHashMap;
 
 use cache::PieceCache;
+use lookup::TokenIds;
 
 use crate::pretokenize::cuts::{split_text, Cuts};
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
@@ -33,7 +35,7 @@ pub struct TokenSpec {
 pub struct Encoder {
     byte_ids: [Rank; 256],
     /// Whole pre-token lookup: mergeable token bytes -> id (lowest id on duplicates).
-    token_ids: FxHashMap<Vec<u8>, Rank>,
+    token_ids: TokenIds,
     /// (left id, right id) -> (rank of the concatenation, its id).
     pair_table: FxHashMap<u64, (u32, Rank)>,
     /// Token bytes by id.
@@ -123,7 +125,7 @@ impl Encoder {
         }
         Ok(Self {
             byte_ids,
-            token_ids,
+            token_ids: TokenIds::new(&token_ids),
             pair_table,
             decoder,
             special_ids: specials.iter().map(|s| s.1).collect(),
@@ -144,7 +146,7 @@ impl Encoder {
 
     /// Encodes one pre-token's bytes, appending ids to `out`.
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>) {
-        if let Some(&id) = self.token_ids.get(piece) {
+        if let Some(id) = self.token_ids.get(piece) {
             out.push(id);
             return;
         }
