@@ -238,17 +238,93 @@ def test_hf_unreachable_token(tok, tmp_path: Path) -> None:
     raises(path, "hf", "token 260 (b'abc') is made by no merge")
 
 
+def native_doc(tok: bytepair.Tokenizer, tmp_path: Path) -> tuple[Path, dict]:
+    path = written(tok, "native", tmp_path)
+    return path, json.loads(path.read_text("utf-8"))
+
+
+def test_native_ids_not_dense(tok, tmp_path: Path) -> None:
+    # "abc" moved from 260 to 300 (or 261): every id it encodes to would silently change
+    path, doc = native_doc(tok, tmp_path)
+    for moved, hole in ((300, "ids 260..299 are"), (261, "id 260 is")):
+        doc["vocab"][260] = [moved, "abc"]
+        path.write_text(json.dumps(doc), "utf-8")
+        raises(path, "native", f"vocab: ids are not dense: {hole} missing below token {moved}")
+    # a special token moved up leaves a hole below the ordinary tokens after it
+    path, doc = native_doc(tok, tmp_path)
+    doc["vocab"][256] = [1000, EOT]
+    doc["special_tokens"] = {EOT: 1000}
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "id 256 is missing below token 257, which is not a special token")
+
+
+def test_native_room_before_special_tokens(tmp_path: Path) -> None:
+    # as cl100k_base leaves 100256 unused before <|endoftext|>: ranks 0..259, EOT at 1000
+    plain = bytepair.train(iter(["abc abc abc ab ab abc"]), 260)
+    rank_file = written(plain, "tiktoken", tmp_path)
+    spaced = bytepair.load(rank_file, pattern="gpt2", special_tokens={EOT: 1000})
+    more = bytepair.train(iter(["abd abd abd"]), 1003, base=spaced)  # " abd" x2, "abd" x1
+    assert sorted(more.vocab)[-4:] == [259, 1000, 1001, 1002]
+    assert more.merges[-2:] == [(b" ab", b"d"), (b"ab", b"d")]
+    for t in (spaced, more):
+        t.save(tmp_path / "t.json")
+        back = bytepair.load(tmp_path / "t.json")
+        assert back.vocab == t.vocab and back.special_tokens == {EOT: 1000}
+        text = f"abc abd{EOT} ab"
+        assert back.encode(text, allowed_special="all") == t.encode(text, allowed_special="all")
+    assert back.encode(f"abd abd{EOT}", allowed_special="all") == [1002, 1001, 1000]
+
+
+def test_native_unreachable_token(tok, tmp_path: Path) -> None:
+    # the merge that makes "abc" is lost: "abc" would never be output again
+    path, doc = native_doc(tok, tmp_path)
+    assert doc["merges"][-1] == ["ab", "c"]
+    del doc["merges"][-1]
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "token 260 (b'abc') is made by no merge", "b'ab' + b'c' are tokens")
+
+
+def test_native_standalone_token(tmp_path: Path) -> None:
+    # no two tokens make b"zzz" (b"zz" is none): BPE outputs it only for a whole pre-token,
+    # as GPT-2's <|endoftext|> read without special tokens; the native file keeps it
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"zzz", 257: b"ab"}
+    standalone = bytepair.Tokenizer(vocab, [(b"a", b"b")])
+    assert standalone.encode("zzz zzzz ab") == [256, 32, 122, 122, 122, 122, 32, 257]
+    standalone.save(tmp_path / "t.json")
+    back = bytepair.load(tmp_path / "t.json")
+    assert back.vocab == vocab
+    assert back.encode("zzz zzzz ab") == [256, 32, 122, 122, 122, 122, 32, 257]
+
+
+def test_native_refuses_ranks_no_merge_list_holds(tmp_path: Path) -> None:
+    # tiktoken merges any two parts whose concatenation is a token: "abc" (rank 256) comes
+    # from "ab" (rank 257) + "c". No merge list says that, so the native file cannot hold it
+    ranks = {bytes([i]): i for i in range(256)} | {b"abc": 256, b"ab": 257}
+    (tmp_path / "r.tiktoken").write_bytes(
+        b"".join(base64.b64encode(b) + b" %d\n" % r for b, r in ranks.items())
+    )
+    tok = bytepair.load(tmp_path / "r.tiktoken", pattern="gpt2")
+    assert tok.encode("xabc") == [120, 256]  # as tiktoken
+    assert tok.merges == [(b"a", b"b")]
+    with pytest.raises(ValueError, match=r"t.json: token 256 \(b'abc'\) is made by no merge"):
+        tok.save(tmp_path / "t.json")
+    assert sorted(os.listdir(tmp_path)) == ["r.tiktoken"]
+
+
 def test_writers_refuse_what_they_cannot_hold(tmp_path: Path) -> None:
-    # b"xy" is in the vocabulary but no merge makes it: GPT-2 and HF files could not say so
+    # b"xy" is in the vocabulary but no merge makes it, though b"x" + b"y" would: GPT-2, HF
+    # and native files could not say so
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"xy"}
     odd = bytepair.Tokenizer(vocab, [])
-    for fmt in ("gpt2", "hf"):
+    for fmt in ("gpt2", "hf", "native"):
         with pytest.raises(ValueError, match=r"token 256 \(b'xy'\) is made by no merge"):
             odd.save(tmp_path / fmt, format=fmt)
     # ids with a gap: no rank file (rank = id); merges out of id order likewise
     gap = bytepair.Tokenizer({i: bytes([i]) for i in range(256)} | {300: b"ab"}, [(b"a", b"b")])
     with pytest.raises(ValueError, match="ids are not dense: id 256 is missing"):
         gap.save(tmp_path / "t", format="tiktoken")
+    with pytest.raises(ValueError, match="native: ids are not dense: ids 256..299 are missing"):
+        gap.save(tmp_path / "native")
     swapped = bytepair.Tokenizer(
         {i: bytes([i]) for i in range(256)} | {256: b"abc", 257: b"ab"},
         [(b"a", b"b"), (b"ab", b"c")],
@@ -259,7 +335,7 @@ def test_writers_refuse_what_they_cannot_hold(tmp_path: Path) -> None:
     twice = bytepair.Tokenizer(
         {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"ab"}, [(b"a", b"b")]
     )
-    for fmt in ("gpt2", "hf", "tiktoken"):
+    for fmt in ("gpt2", "hf", "tiktoken", "native"):
         with pytest.raises(ValueError, match="token b'ab' appears twice, as ids 256 and 257"):
             twice.save(tmp_path / fmt, format=fmt)
     assert os.listdir(tmp_path) == []  # nothing written
