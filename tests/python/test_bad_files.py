@@ -424,6 +424,143 @@ def test_hf_settings_bytepair_cannot_reproduce(tok, key, value, fragment, tmp_pa
     raises(path, "hf", fragment)
 
 
+def hf_variant(tok: bytepair.Tokenizer, tmp_path: Path, change) -> tuple[Path, object]:
+    """tok's tokenizer.json changed by ``change(doc)``, and HF's tokenizer of it."""
+    tokenizers = pytest.importorskip("tokenizers")
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    change(doc)
+    path.write_text(json.dumps(doc), "utf-8")
+    return path, tokenizers.Tokenizer.from_file(str(path))
+
+
+@pytest.mark.parametrize(
+    "flag, text, hf_ids",
+    [
+        # 256 <|endoftext|>, 257 "ab", 258 " ab", 259 " abc", 260 "abc"
+        ("lstrip", f"ab {EOT} abc", [257, 256, 259]),  # the space before EOT is gone
+        ("rstrip", f"ab {EOT} abc", [257, 32, 256, 260]),  # the space after EOT is gone
+        ("single_word", f"ab{EOT}abc", [257, *b"<|endoftext|>", 260]),  # inside a word: text
+    ],
+)
+def test_hf_added_token_flags(tok, flag: str, text: str, hf_ids, tmp_path: Path) -> None:
+    def set_flag(doc) -> None:
+        doc["added_tokens"][0][flag] = True
+
+    path, hf = hf_variant(tok, tmp_path, set_flag)
+    assert hf.encode(text).ids == hf_ids != tok.encode(text, allowed_special="all")
+    raises(path, "hf", f"added_tokens[0].{flag}: True: HF ")
+
+
+def _template(*single: dict) -> dict:
+    return {
+        "type": "TemplateProcessing",
+        "single": list(single),
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {EOT: {"id": EOT, "ids": [256], "tokens": [EOT]}},
+    }
+
+
+_TEXT = {"Sequence": {"id": "A", "type_id": 0}}
+_EOT = {"SpecialToken": {"id": EOT, "type_id": 0}}
+_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
+
+
+@pytest.mark.parametrize(
+    "processor, fragment",
+    [
+        (_template(_EOT, _TEXT), "post_processor.single: HF adds '<|endoftext|>'"),
+        (_template(_TEXT, _EOT), "post_processor.single: HF adds '<|endoftext|>'"),
+        (
+            {"type": "Sequence", "processors": [_BYTE_LEVEL, _template(_TEXT, _EOT)]},
+            "post_processor.processors[1].single: HF adds '<|endoftext|>' to every encoding",
+        ),
+        (
+            {"type": "BertProcessing", "sep": [EOT, 256], "cls": ["a", 97]},
+            "post_processor: BertProcessing adds tokens to every encoding",
+        ),
+        (
+            {"type": "RobertaProcessing", "sep": [EOT, 256], "cls": ["a", 97]},
+            "post_processor: RobertaProcessing adds tokens",
+        ),
+    ],
+)
+def test_hf_post_processor_that_adds_tokens(tok, processor, fragment, tmp_path: Path) -> None:
+    path, hf = hf_variant(tok, tmp_path, lambda doc: doc.update(post_processor=processor))
+    ids = tok.encode("ab abc")
+    assert ids == [257, 259]
+    assert len(hf.encode("ab abc").ids) > 2 and hf.encode("ab abc").ids != ids
+    raises(path, "hf", fragment)
+
+
+@pytest.mark.parametrize(
+    "processor",
+    [
+        _BYTE_LEVEL,  # offsets only
+        {**_BYTE_LEVEL, "add_prefix_space": True, "trim_offsets": False},
+        _template(_TEXT),  # adds nothing to one text (the pair template is never used)
+        {"type": "Sequence", "processors": [_BYTE_LEVEL, _template(_TEXT)]},
+    ],
+)
+def test_hf_post_processor_that_keeps_ids(tok, processor, tmp_path: Path) -> None:
+    path, hf = hf_variant(tok, tmp_path, lambda doc: doc.update(post_processor=processor))
+    loaded = bytepair.load(path)
+    for text in ("ab abc", f" abc{EOT}ab  ab", "  x"):
+        assert hf.encode(text).ids == loaded.encode(text, allowed_special="all")
+
+
+@pytest.mark.parametrize(
+    "key, value, hf_ids",
+    [
+        (
+            "truncation",
+            {"direction": "Right", "max_length": 2, "strategy": "LongestFirst", "stride": 0},
+            [257, 259],
+        ),
+        (
+            "padding",
+            {
+                "strategy": {"Fixed": 6},
+                "direction": "Right",
+                "pad_to_multiple_of": None,
+                "pad_id": 0,
+                "pad_type_id": 0,
+                "pad_token": "Ā",
+            },
+            [257, 259, 258, 0, 0, 0],
+        ),
+    ],
+)
+def test_hf_truncation_and_padding(tok, key: str, value: dict, hf_ids, tmp_path: Path) -> None:
+    path, hf = hf_variant(tok, tmp_path, lambda doc: doc.update({key: value}))
+    assert tok.encode("ab abc ab") == [257, 259, 258]
+    assert hf.encode("ab abc ab").ids == hf_ids
+    raises(path, "hf", f"{key}: HF ")
+
+
+def test_hf_normalized_added_tokens(tmp_path: Path) -> None:
+    # without a normalizer, normalized: true matches the same text, except that HF matches
+    # the tokens that are not normalized first, and only then the others in what is left
+    tok = bytepair.train(iter(["ab ab abc"]), 261, special_tokens=["<a>", "b<a", "<b>"])
+    text = "xb<a>y<b> <a>"
+    assert tok.encode(text, allowed_special="all") == [120, 257, 62, 121, 258, 32, 256]
+
+    def normalized(*flags: bool):
+        def change(doc) -> None:
+            for entry, flag in zip(doc["added_tokens"], flags):
+                entry["normalized"] = flag
+
+        return change
+
+    for flags in ((True, True, True), (True, False, True), (False, False, True)):
+        path, hf = hf_variant(tok, tmp_path / str(flags), normalized(*flags))
+        assert hf.encode(text).ids == bytepair.load(path).encode(text, allowed_special="all")
+    # "b<a" (normalized) would win over "<a>" (not): HF takes "<a>" first
+    path, hf = hf_variant(tok, tmp_path, normalized(False, True, True))
+    assert hf.encode(text).ids == [120, 98, 256, 121, 258, 32, 256]
+    raises(path, "hf", "added_tokens[1].normalized", "'b<a' is normalized and overlaps '<a>'")
+
+
 def test_hf_bad_regex(tok, tmp_path: Path) -> None:
     path = written(tok, "hf", tmp_path)
     doc = json.loads(path.read_text("utf-8"))
