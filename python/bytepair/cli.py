@@ -158,10 +158,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--pattern",
-        default="gpt2",
+        default=None,
         metavar="P",
-        help="pre-tokenization: gpt2 (default), cl100k, o200k, or a regex in Python `regex` "
-        "syntax. Stored in the tokenizer file",
+        help="pre-tokenization: gpt2 (default; with --base, the base's), cl100k, o200k, or a "
+        "regex in Python `regex` syntax. Stored in the tokenizer file",
     )
     p.add_argument(
         "--threads",
