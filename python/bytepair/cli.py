@@ -454,7 +454,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         list(args.files),
         args.vocab_size,
         special_tokens=args.special_tokens,
-        pattern=args.pattern,
+        **({} if args.pattern is None else {"pattern": args.pattern}),  # default: --base's
         threads=args.threads,
         progress=False if args.no_progress else (True if args.progress else None),
         errors=args.errors,

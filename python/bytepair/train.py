@@ -278,12 +278,20 @@ def _pattern_name(pattern: str) -> str:
     return pattern
 
 
+class _DefaultPattern(str):
+    """``train``'s default pattern, ``"gpt2"``, told apart from a ``"gpt2"`` given (by
+    identity): with ``base``, the default means the base's own pattern."""
+
+
+_DEFAULT_PATTERN = _DefaultPattern("gpt2")
+
+
 def train(
     input: Input,
     vocab_size: int,
     *,
     special_tokens: Sequence[str] = (),
-    pattern: str | None = None,
+    pattern: str = _DEFAULT_PATTERN,
     threads: int | None = None,
     progress: bool | None = None,
     errors: str = "strict",
@@ -311,10 +319,10 @@ def train(
             ``base.n_vocab`` + new merges).
         special_tokens: e.g. ``["<|endoftext|>"]``; ids 256, 257, ...; never counted.
             With ``base``: its own are used (passing others raises ``ValueError``).
-        pattern: ``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex. None (default):
-            ``"gpt2"`` (as CS336), or with ``base`` the base's own. With ``base``, a pattern
-            given must be the base's (``pattern="gpt2"`` with a cl100k_base base raises
-            ``ValueError``: the new merges would be learned on other pre-tokens).
+        pattern: ``"gpt2"`` (default, as CS336), ``"cl100k"``, ``"o200k"`` or a regex.
+            With ``base``: by default the base's own; a pattern given must be the base's
+            (``pattern="gpt2"`` with a cl100k_base base raises ``ValueError``: the new
+            merges would be learned on other pre-tokens).
         threads: worker threads for counting (default: one per core). The merges never
             depend on it, nor on chunk sizes or the order of files.
         progress: progress bars for counting (bytes/s, ETA) and merging (merges/s);
@@ -335,15 +343,17 @@ def train(
     if base is not None:
         if not isinstance(base, Tokenizer):
             raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
-        # the defaults mean "the base's own"; anything else must agree with it
-        pattern = _same("pattern", pattern, base.pattern, "the base tokenizer's")  # type: ignore[assignment]
+        # the defaults mean "the base's own"; anything given must agree with it
+        given = None if pattern is _DEFAULT_PATTERN else pattern
+        pattern = _same("pattern", given, base.pattern, "the base tokenizer's")  # type: ignore[assignment]
         special_tokens = _same(  # type: ignore[assignment]
             "special_tokens", special_tokens or None, list(base.special_tokens), "the base's"
         )
     specials = _check_specials(special_tokens)
     if base is None:
         _check_vocab_size(vocab_size, specials)  # fail before counting a large corpus
-        pattern = "gpt2" if pattern is None else pattern
+    if isinstance(pattern, str):
+        pattern = str(pattern)  # the default's plain "gpt2"
     counts = count(
         input,
         pattern=pattern,
