@@ -79,17 +79,23 @@ def train(sentences: Iterable[str], num_merges: int) -> CharBPE:
         the trained ``CharBPE``.
 
     Raises:
-        ValueError: ``num_merges`` is negative.
+        TypeError: ``num_merges`` is not an int; ``sentences`` is one ``str`` (not a list of
+            them), a path, not iterable, or holds something that is not a ``str``.
+        ValueError: ``num_merges`` is negative; the sentences hold no word (an empty
+            corpus, or only whitespace).
 
     Pair counts are kept up to date incrementally: a merge only recounts the pre-tokens that
     contain the merged pair (``where`` maps each pair to them), not the whole corpus.
     """
-    if num_merges < 0:
-        raise ValueError(f"num_merges must be >= 0, got {num_merges}")
+    num_merges = _check_num_merges(num_merges)
     # pre-token -> count, in order of first appearance (dicts keep insertion order)
     counts: Counter[str] = Counter()
-    for sentence in sentences:
+    for n, sentence in enumerate(_check_sentences(sentences)):
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence {n} is a {type(sentence).__name__}, not a str")
         counts.update(pretokenize(sentence))
+    if not counts:
+        raise ValueError("no words to learn from: the sentences are empty or only whitespace")
     words = [list(w) for w in counts]  # the current symbols of each distinct pre-token
     freqs = list(counts.values())
     base = {c for w in words for c in w}
@@ -124,6 +130,33 @@ def train(sentences: Iterable[str], num_merges: int) -> CharBPE:
             if not where[pair]:
                 del pair_counts[pair], where[pair]
     return CharBPE(merges, _vocab(base, merges))
+
+
+def _check_num_merges(num_merges: object) -> int:
+    """An int >= 0 (numpy integers too; not a bool, a float or a str)."""
+    n = None if isinstance(num_merges, bool) else getattr(num_merges, "__index__", None)
+    if n is None:
+        raise TypeError(f"num_merges must be an int, got {num_merges!r}")
+    if n() < 0:
+        raise ValueError(f"num_merges must be >= 0, got {num_merges}")
+    return int(n())
+
+
+def _check_sentences(sentences: object) -> Iterable[object]:
+    """``sentences`` if it is an iterable of sentences, not one string or a path."""
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError(
+            "sentences must be an iterable of str, one per sentence, not one "
+            f"{type(sentences).__name__} (write [text], or text.splitlines())"
+        )
+    if isinstance(sentences, os.PathLike):
+        raise TypeError(
+            f"sentences must be an iterable of str, not the path {os.fspath(sentences)!r} "
+            "(read its lines first: Path(p).read_text(encoding='utf-8').splitlines())"
+        )
+    if not isinstance(sentences, Iterable):
+        raise TypeError(f"sentences must be an iterable of str, got {type(sentences).__name__}")
+    return sentences
 
 
 def _most_frequent(
@@ -179,13 +212,34 @@ class CharBPE:
         vocab: token -> id; must contain both sides and the product of every rule.
 
     Raises:
-        ValueError: a merge rule names a token missing from ``vocab``.
+        TypeError: ``vocab`` is not a dict of str -> int.
+        ValueError: a merge rule is not a pair of strings or names a token missing from
+            ``vocab``; two tokens share an id.
     """
 
     def __init__(self, merge_rules: Sequence[Pair], vocab: dict[str, int]) -> None:
-        self.merge_rules = [(a, b) for a, b in merge_rules]
+        if not isinstance(vocab, dict):
+            raise TypeError(f"vocab must be a dict of token -> id, got {type(vocab).__name__}")
+        by_id: dict[int, str] = {}
+        for t, i in vocab.items():
+            if not isinstance(t, str) or isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"vocab must map str tokens to int ids, got {t!r}: {i!r}")
+            if i in by_id:
+                raise ValueError(f"vocab: tokens {by_id[i]!r} and {t!r} share the id {i}")
+            by_id[i] = t
+        rules = list(merge_rules)
+        for r, rule in enumerate(rules):
+            if not (
+                isinstance(rule, (tuple, list))
+                and len(rule) == 2
+                and all(isinstance(x, str) and x for x in rule)
+            ):
+                raise ValueError(
+                    f"merge rule {r} must be a (left, right) pair of str, got {rule!r}"
+                )
+        self.merge_rules = [(a, b) for a, b in rules]
         self.vocab = dict(vocab)
-        self.id_to_token = {i: t for t, i in self.vocab.items()}
+        self.id_to_token = by_id
         self._rank = {pair: r for r, pair in reversed(list(enumerate(self.merge_rules)))}
         for r, (a, b) in enumerate(self.merge_rules):
             for token in (a, b, a + b):

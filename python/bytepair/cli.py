@@ -158,10 +158,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--pattern",
-        default="gpt2",
+        default=None,
         metavar="P",
-        help="pre-tokenization: gpt2 (default), cl100k, o200k, or a regex in Python `regex` "
-        "syntax. Stored in the tokenizer file",
+        help="pre-tokenization: gpt2 (default; with --base, the base's), cl100k, o200k, or a "
+        "regex in Python `regex` syntax. Stored in the tokenizer file",
     )
     p.add_argument(
         "--threads",
@@ -454,7 +454,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         list(args.files),
         args.vocab_size,
         special_tokens=args.special_tokens,
-        pattern=args.pattern,
+        **({} if args.pattern is None else {"pattern": args.pattern}),  # default: --base's
         threads=args.threads,
         progress=False if args.no_progress else (True if args.progress else None),
         errors=args.errors,

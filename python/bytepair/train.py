@@ -262,6 +262,7 @@ def _same(name: str, given: object, recorded: object, whose: str) -> object:
         return recorded
     if name == "pattern":
         same = _resolve_pattern(given) == _resolve_pattern(recorded)  # type: ignore[arg-type]
+        recorded = _pattern_name(_resolve_pattern(recorded))  # type: ignore[arg-type]
     else:
         same = list(given) == list(recorded)  # type: ignore[call-overload]
     if not same:
@@ -277,12 +278,20 @@ def _pattern_name(pattern: str) -> str:
     return pattern
 
 
+class _DefaultPattern(str):
+    """``train``'s default pattern, ``"gpt2"``, told apart from a ``"gpt2"`` given (by
+    identity): with ``base``, the default means the base's own pattern."""
+
+
+_DEFAULT_PATTERN = _DefaultPattern("gpt2")
+
+
 def train(
     input: Input,
     vocab_size: int,
     *,
     special_tokens: Sequence[str] = (),
-    pattern: str = "gpt2",
+    pattern: str = _DEFAULT_PATTERN,
     threads: int | None = None,
     progress: bool | None = None,
     errors: str = "strict",
@@ -311,7 +320,9 @@ def train(
         special_tokens: e.g. ``["<|endoftext|>"]``; ids 256, 257, ...; never counted.
             With ``base``: its own are used (passing others raises ``ValueError``).
         pattern: ``"gpt2"`` (default, as CS336), ``"cl100k"``, ``"o200k"`` or a regex.
-            With ``base``: its own is used (passing another one raises ``ValueError``).
+            With ``base``: by default the base's own; a pattern given must be the base's
+            (``pattern="gpt2"`` with a cl100k_base base raises ``ValueError``: the new
+            merges would be learned on other pre-tokens).
         threads: worker threads for counting (default: one per core). The merges never
             depend on it, nor on chunk sizes or the order of files.
         progress: progress bars for counting (bytes/s, ETA) and merging (merges/s);
@@ -332,15 +343,17 @@ def train(
     if base is not None:
         if not isinstance(base, Tokenizer):
             raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
-        # the defaults mean "the base's own"; anything else must agree with it
-        given_pattern = None if pattern == "gpt2" else pattern
-        pattern = _same("pattern", given_pattern, base.pattern, "the base tokenizer's")  # type: ignore[assignment]
+        # the defaults mean "the base's own"; anything given must agree with it
+        given = None if pattern is _DEFAULT_PATTERN else pattern
+        pattern = _same("pattern", given, base.pattern, "the base tokenizer's")  # type: ignore[assignment]
         special_tokens = _same(  # type: ignore[assignment]
             "special_tokens", special_tokens or None, list(base.special_tokens), "the base's"
         )
     specials = _check_specials(special_tokens)
     if base is None:
         _check_vocab_size(vocab_size, specials)  # fail before counting a large corpus
+    if isinstance(pattern, str):
+        pattern = str(pattern)  # the default's plain "gpt2"
     counts = count(
         input,
         pattern=pattern,

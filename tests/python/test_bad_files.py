@@ -238,17 +238,93 @@ def test_hf_unreachable_token(tok, tmp_path: Path) -> None:
     raises(path, "hf", "token 260 (b'abc') is made by no merge")
 
 
+def native_doc(tok: bytepair.Tokenizer, tmp_path: Path) -> tuple[Path, dict]:
+    path = written(tok, "native", tmp_path)
+    return path, json.loads(path.read_text("utf-8"))
+
+
+def test_native_ids_not_dense(tok, tmp_path: Path) -> None:
+    # "abc" moved from 260 to 300 (or 261): every id it encodes to would silently change
+    path, doc = native_doc(tok, tmp_path)
+    for moved, hole in ((300, "ids 260..299 are"), (261, "id 260 is")):
+        doc["vocab"][260] = [moved, "abc"]
+        path.write_text(json.dumps(doc), "utf-8")
+        raises(path, "native", f"vocab: ids are not dense: {hole} missing below token {moved}")
+    # a special token moved up leaves a hole below the ordinary tokens after it
+    path, doc = native_doc(tok, tmp_path)
+    doc["vocab"][256] = [1000, EOT]
+    doc["special_tokens"] = {EOT: 1000}
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "id 256 is missing below token 257, which is not a special token")
+
+
+def test_native_room_before_special_tokens(tmp_path: Path) -> None:
+    # as cl100k_base leaves 100256 unused before <|endoftext|>: ranks 0..259, EOT at 1000
+    plain = bytepair.train(iter(["abc abc abc ab ab abc"]), 260)
+    rank_file = written(plain, "tiktoken", tmp_path)
+    spaced = bytepair.load(rank_file, pattern="gpt2", special_tokens={EOT: 1000})
+    more = bytepair.train(iter(["abd abd abd"]), 1003, base=spaced)  # " abd" x2, "abd" x1
+    assert sorted(more.vocab)[-4:] == [259, 1000, 1001, 1002]
+    assert more.merges[-2:] == [(b" ab", b"d"), (b"ab", b"d")]
+    for t in (spaced, more):
+        t.save(tmp_path / "t.json")
+        back = bytepair.load(tmp_path / "t.json")
+        assert back.vocab == t.vocab and back.special_tokens == {EOT: 1000}
+        text = f"abc abd{EOT} ab"
+        assert back.encode(text, allowed_special="all") == t.encode(text, allowed_special="all")
+    assert back.encode(f"abd abd{EOT}", allowed_special="all") == [1002, 1001, 1000]
+
+
+def test_native_unreachable_token(tok, tmp_path: Path) -> None:
+    # the merge that makes "abc" is lost: "abc" would never be output again
+    path, doc = native_doc(tok, tmp_path)
+    assert doc["merges"][-1] == ["ab", "c"]
+    del doc["merges"][-1]
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "token 260 (b'abc') is made by no merge", "b'ab' + b'c' are tokens")
+
+
+def test_native_standalone_token(tmp_path: Path) -> None:
+    # no two tokens make b"zzz" (b"zz" is none): BPE outputs it only for a whole pre-token,
+    # as GPT-2's <|endoftext|> read without special tokens; the native file keeps it
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"zzz", 257: b"ab"}
+    standalone = bytepair.Tokenizer(vocab, [(b"a", b"b")])
+    assert standalone.encode("zzz zzzz ab") == [256, 32, 122, 122, 122, 122, 32, 257]
+    standalone.save(tmp_path / "t.json")
+    back = bytepair.load(tmp_path / "t.json")
+    assert back.vocab == vocab
+    assert back.encode("zzz zzzz ab") == [256, 32, 122, 122, 122, 122, 32, 257]
+
+
+def test_native_refuses_ranks_no_merge_list_holds(tmp_path: Path) -> None:
+    # tiktoken merges any two parts whose concatenation is a token: "abc" (rank 256) comes
+    # from "ab" (rank 257) + "c". No merge list says that, so the native file cannot hold it
+    ranks = {bytes([i]): i for i in range(256)} | {b"abc": 256, b"ab": 257}
+    (tmp_path / "r.tiktoken").write_bytes(
+        b"".join(base64.b64encode(b) + b" %d\n" % r for b, r in ranks.items())
+    )
+    tok = bytepair.load(tmp_path / "r.tiktoken", pattern="gpt2")
+    assert tok.encode("xabc") == [120, 256]  # as tiktoken
+    assert tok.merges == [(b"a", b"b")]
+    with pytest.raises(ValueError, match=r"t.json: token 256 \(b'abc'\) is made by no merge"):
+        tok.save(tmp_path / "t.json")
+    assert sorted(os.listdir(tmp_path)) == ["r.tiktoken"]
+
+
 def test_writers_refuse_what_they_cannot_hold(tmp_path: Path) -> None:
-    # b"xy" is in the vocabulary but no merge makes it: GPT-2 and HF files could not say so
+    # b"xy" is in the vocabulary but no merge makes it, though b"x" + b"y" would: GPT-2, HF
+    # and native files could not say so
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"xy"}
     odd = bytepair.Tokenizer(vocab, [])
-    for fmt in ("gpt2", "hf"):
+    for fmt in ("gpt2", "hf", "native"):
         with pytest.raises(ValueError, match=r"token 256 \(b'xy'\) is made by no merge"):
             odd.save(tmp_path / fmt, format=fmt)
     # ids with a gap: no rank file (rank = id); merges out of id order likewise
     gap = bytepair.Tokenizer({i: bytes([i]) for i in range(256)} | {300: b"ab"}, [(b"a", b"b")])
     with pytest.raises(ValueError, match="ids are not dense: id 256 is missing"):
         gap.save(tmp_path / "t", format="tiktoken")
+    with pytest.raises(ValueError, match="native: ids are not dense: ids 256..299 are missing"):
+        gap.save(tmp_path / "native")
     swapped = bytepair.Tokenizer(
         {i: bytes([i]) for i in range(256)} | {256: b"abc", 257: b"ab"},
         [(b"a", b"b"), (b"ab", b"c")],
@@ -259,7 +335,7 @@ def test_writers_refuse_what_they_cannot_hold(tmp_path: Path) -> None:
     twice = bytepair.Tokenizer(
         {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"ab"}, [(b"a", b"b")]
     )
-    for fmt in ("gpt2", "hf", "tiktoken"):
+    for fmt in ("gpt2", "hf", "tiktoken", "native"):
         with pytest.raises(ValueError, match="token b'ab' appears twice, as ids 256 and 257"):
             twice.save(tmp_path / fmt, format=fmt)
     assert os.listdir(tmp_path) == []  # nothing written
@@ -346,6 +422,143 @@ def test_hf_settings_bytepair_cannot_reproduce(tok, key, value, fragment, tmp_pa
     where[key.removeprefix("model.")] = value
     path.write_text(json.dumps(doc), "utf-8")
     raises(path, "hf", fragment)
+
+
+def hf_variant(tok: bytepair.Tokenizer, tmp_path: Path, change) -> tuple[Path, object]:
+    """tok's tokenizer.json changed by ``change(doc)``, and HF's tokenizer of it."""
+    tokenizers = pytest.importorskip("tokenizers")
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    change(doc)
+    path.write_text(json.dumps(doc), "utf-8")
+    return path, tokenizers.Tokenizer.from_file(str(path))
+
+
+@pytest.mark.parametrize(
+    "flag, text, hf_ids",
+    [
+        # 256 <|endoftext|>, 257 "ab", 258 " ab", 259 " abc", 260 "abc"
+        ("lstrip", f"ab {EOT} abc", [257, 256, 259]),  # the space before EOT is gone
+        ("rstrip", f"ab {EOT} abc", [257, 32, 256, 260]),  # the space after EOT is gone
+        ("single_word", f"ab{EOT}abc", [257, *b"<|endoftext|>", 260]),  # inside a word: text
+    ],
+)
+def test_hf_added_token_flags(tok, flag: str, text: str, hf_ids, tmp_path: Path) -> None:
+    def set_flag(doc) -> None:
+        doc["added_tokens"][0][flag] = True
+
+    path, hf = hf_variant(tok, tmp_path, set_flag)
+    assert hf.encode(text).ids == hf_ids != tok.encode(text, allowed_special="all")
+    raises(path, "hf", f"added_tokens[0].{flag}: True: HF ")
+
+
+def _template(*single: dict) -> dict:
+    return {
+        "type": "TemplateProcessing",
+        "single": list(single),
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {EOT: {"id": EOT, "ids": [256], "tokens": [EOT]}},
+    }
+
+
+_TEXT = {"Sequence": {"id": "A", "type_id": 0}}
+_EOT = {"SpecialToken": {"id": EOT, "type_id": 0}}
+_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
+
+
+@pytest.mark.parametrize(
+    "processor, fragment",
+    [
+        (_template(_EOT, _TEXT), "post_processor.single: HF adds '<|endoftext|>'"),
+        (_template(_TEXT, _EOT), "post_processor.single: HF adds '<|endoftext|>'"),
+        (
+            {"type": "Sequence", "processors": [_BYTE_LEVEL, _template(_TEXT, _EOT)]},
+            "post_processor.processors[1].single: HF adds '<|endoftext|>' to every encoding",
+        ),
+        (
+            {"type": "BertProcessing", "sep": [EOT, 256], "cls": ["a", 97]},
+            "post_processor: BertProcessing adds tokens to every encoding",
+        ),
+        (
+            {"type": "RobertaProcessing", "sep": [EOT, 256], "cls": ["a", 97]},
+            "post_processor: RobertaProcessing adds tokens",
+        ),
+    ],
+)
+def test_hf_post_processor_that_adds_tokens(tok, processor, fragment, tmp_path: Path) -> None:
+    path, hf = hf_variant(tok, tmp_path, lambda doc: doc.update(post_processor=processor))
+    ids = tok.encode("ab abc")
+    assert ids == [257, 259]
+    assert len(hf.encode("ab abc").ids) > 2 and hf.encode("ab abc").ids != ids
+    raises(path, "hf", fragment)
+
+
+@pytest.mark.parametrize(
+    "processor",
+    [
+        _BYTE_LEVEL,  # offsets only
+        {**_BYTE_LEVEL, "add_prefix_space": True, "trim_offsets": False},
+        _template(_TEXT),  # adds nothing to one text (the pair template is never used)
+        {"type": "Sequence", "processors": [_BYTE_LEVEL, _template(_TEXT)]},
+    ],
+)
+def test_hf_post_processor_that_keeps_ids(tok, processor, tmp_path: Path) -> None:
+    path, hf = hf_variant(tok, tmp_path, lambda doc: doc.update(post_processor=processor))
+    loaded = bytepair.load(path)
+    for text in ("ab abc", f" abc{EOT}ab  ab", "  x"):
+        assert hf.encode(text).ids == loaded.encode(text, allowed_special="all")
+
+
+@pytest.mark.parametrize(
+    "key, value, hf_ids",
+    [
+        (
+            "truncation",
+            {"direction": "Right", "max_length": 2, "strategy": "LongestFirst", "stride": 0},
+            [257, 259],
+        ),
+        (
+            "padding",
+            {
+                "strategy": {"Fixed": 6},
+                "direction": "Right",
+                "pad_to_multiple_of": None,
+                "pad_id": 0,
+                "pad_type_id": 0,
+                "pad_token": "Ā",
+            },
+            [257, 259, 258, 0, 0, 0],
+        ),
+    ],
+)
+def test_hf_truncation_and_padding(tok, key: str, value: dict, hf_ids, tmp_path: Path) -> None:
+    path, hf = hf_variant(tok, tmp_path, lambda doc: doc.update({key: value}))
+    assert tok.encode("ab abc ab") == [257, 259, 258]
+    assert hf.encode("ab abc ab").ids == hf_ids
+    raises(path, "hf", f"{key}: HF ")
+
+
+def test_hf_normalized_added_tokens(tmp_path: Path) -> None:
+    # without a normalizer, normalized: true matches the same text, except that HF matches
+    # the tokens that are not normalized first, and only then the others in what is left
+    tok = bytepair.train(iter(["ab ab abc"]), 261, special_tokens=["<a>", "b<a", "<b>"])
+    text = "xb<a>y<b> <a>"
+    assert tok.encode(text, allowed_special="all") == [120, 257, 62, 121, 258, 32, 256]
+
+    def normalized(*flags: bool):
+        def change(doc) -> None:
+            for entry, flag in zip(doc["added_tokens"], flags):
+                entry["normalized"] = flag
+
+        return change
+
+    for flags in ((True, True, True), (True, False, True), (False, False, True)):
+        path, hf = hf_variant(tok, tmp_path / str(flags), normalized(*flags))
+        assert hf.encode(text).ids == bytepair.load(path).encode(text, allowed_special="all")
+    # "b<a" (normalized) would win over "<a>" (not): HF takes "<a>" first
+    path, hf = hf_variant(tok, tmp_path, normalized(False, True, True))
+    assert hf.encode(text).ids == [120, 98, 256, 121, 258, 32, 256]
+    raises(path, "hf", "added_tokens[1].normalized", "'b<a' is normalized and overlaps '<a>'")
 
 
 def test_hf_bad_regex(tok, tmp_path: Path) -> None:

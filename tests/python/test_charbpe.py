@@ -80,6 +80,10 @@ def test_incremental_counts_equal_naive_recount(ewt_sentences: list[str]) -> Non
 
 @given(st.lists(st.text(alphabet="ab c'.\n", max_size=30), max_size=6), st.integers(0, 30))
 def test_equals_naive_on_random_corpora(sentences: list[str], n: int) -> None:
+    if not any(pretokenize(s) for s in sentences):  # no word at all: nothing to learn from
+        with pytest.raises(ValueError, match="no words to learn from"):
+            train(sentences, n)
+        return
     assert train(sentences, n).merge_rules == naive_train(sentences, n)
 
 
@@ -174,7 +178,56 @@ def test_limit_whitespace_runs_collapse(ewt_bpe: CharBPE, ewt_sentences) -> None
 def test_train_rejects_negative_merges() -> None:
     with pytest.raises(ValueError, match="num_merges"):
         train(["a"], -1)
-    assert train([], 5).merge_rules == []
     bpe = train(["a b"], 5)  # one pair, (Ġ, b), then nothing left to merge
     assert bpe.merge_rules == [("Ġ", "b")]
     assert bpe.vocab == {"a": 0, "b": 1, "Ġ": 2, "Ġb": 3}
+
+
+@pytest.mark.parametrize(
+    "sentences, num_merges, error, message",
+    [
+        # one string would be taken character by character, each a sentence of its own
+        ("low low lower", 2, TypeError, r"not one str \(write \[text\]"),
+        (b"low low", 2, TypeError, "not one bytes"),
+        (Path("corpus.txt"), 2, TypeError, "not the path 'corpus.txt' .*splitlines"),
+        (42, 2, TypeError, "iterable of str, got int"),
+        (["low", 3, "lower"], 2, TypeError, "sentence 1 is a int, not a str"),
+        (["low", b"lower"], 2, TypeError, "sentence 1 is a bytes"),
+        (["low low"], "2", TypeError, "num_merges must be an int, got '2'"),
+        (["low low"], 2.5, TypeError, "num_merges must be an int, got 2.5"),
+        (["low low"], True, TypeError, "num_merges must be an int, got True"),
+        (["low low"], None, TypeError, "num_merges must be an int, got None"),
+        (["low low"], -1, ValueError, "num_merges must be >= 0, got -1"),
+        ([], 5, ValueError, "no words to learn from"),
+        (iter(["", "  \t", "\n"]), 5, ValueError, "empty or only whitespace"),
+    ],
+)
+def test_train_argument_errors(sentences, num_merges, error, message: str) -> None:
+    with pytest.raises(error, match=message):
+        train(sentences, num_merges)
+
+
+def test_train_takes_any_iterable_and_integer() -> None:
+    numpy = pytest.importorskip("numpy")
+    lines = ["low low lower lowest"]
+    expected = [("l", "o"), ("lo", "w")]
+    assert train(iter(lines), numpy.int64(2)).merge_rules == expected
+    assert train((s for s in lines), 2).merge_rules == expected
+    assert train(lines, 0).vocab == {c: i for i, c in enumerate("elorstwĠ")}
+
+
+def test_charbpe_rejects_inconsistent_vocab_and_rules(tmp_path: Path) -> None:
+    vocab = {"a": 0, "b": 1, "ab": 2}
+    with pytest.raises(ValueError, match="tokens 'a' and 'b' share the id 0"):
+        CharBPE([], {"a": 0, "b": 0})  # decode would give back only one of them
+    with pytest.raises(TypeError, match="str tokens to int ids, got 'a': '0'"):
+        CharBPE([], {"a": "0"})
+    with pytest.raises(TypeError, match="vocab must be a dict"):
+        CharBPE([], [("a", 0)])
+    for rule in (("a",), ("a", "b", "c"), "ab", ("a", 1), ("", "ab")):
+        with pytest.raises(ValueError, match="merge rule 0 must be a .*pair"):
+            CharBPE([rule], vocab)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"merge_rules": [], "vocab": {"a": 0, "b": 0}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.json: vocab: tokens 'a' and 'b' share the id 0"):
+        CharBPE.load(bad)

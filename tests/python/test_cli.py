@@ -470,6 +470,22 @@ def test_train_bad_pattern(story_file: Path, tmp_path: Path, capsys: pytest.Capt
     assert "pattern" in one_error_line(capsys.readouterr().err)
 
 
+def test_train_base_keeps_its_pattern(
+    story_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "base.json"
+    args = ["train", str(story_file), "--vocab-size", "300", "--pattern", "cl100k"]
+    assert main([*args, "--no-progress", "-o", str(base)]) == 0
+    # without --pattern, --base's own; --pattern gpt2 with a cl100k base is an error
+    more = tmp_path / "more.json"
+    args = ["train", str(story_file), "--vocab-size", "320", "--base", str(base), "-o", str(more)]
+    assert main([*args, "--no-progress"]) == 0
+    assert bytepair.load(more).pattern == bytepair.reference.CL100K_PATTERN
+    capsys.readouterr()
+    assert main([*args, "--no-progress", "--pattern", "gpt2"]) == 1
+    assert "pattern='gpt2' differs from the base" in one_error_line(capsys.readouterr().err)
+
+
 def test_train_invalid_utf8_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "bad.txt"
     corpus.write_bytes(b"hello world\n\xff\xfe more")  # the bad byte is at offset 12

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,21 @@ def test_native_round_trip_of_a_rank_encoding(data_dir: Path, tmp_path: Path) ->
     text += "<|endoftext|><|endofprompt|>"
     assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
     assert back.vocab == tok.vocab
+
+
+def test_known_rank_file_with_another_pattern_warns(data_dir: Path, tmp_path: Path) -> None:
+    path = data_dir / "tiktoken" / "cl100k_base.tiktoken"
+    with pytest.warns(UserWarning, match=r"rank file of cl100k_base, whose pattern is 'cl100k'; "):
+        wrong = bytepair.load(path, pattern="gpt2")
+    assert wrong.encode("1234567") != bytepair.get_encoding("cl100k_base").encode("1234567")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        right = bytepair.load(path, pattern="cl100k", special_tokens={"<|endoftext|>": 100257})
+        assert right.encode("1234567") == [4513, 10961, 22]  # "123" "456" "7", as tiktoken
+        # a rank file bytepair does not know may have any pattern
+        small = tmp_path / "small.tiktoken"
+        small.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:300]))
+        assert bytepair.load(small, pattern="gpt2").n_vocab == 300
 
 
 def test_lookup_order_and_tiktoken_cache_names(

@@ -345,6 +345,28 @@ def test_continued_training_matches_reference_and_keeps_ids(docs: list[str]) -> 
         bytepair.train(iter(new), 499, base=base)
 
 
+def test_continued_training_pattern_must_be_the_bases(docs: list[str]) -> None:
+    # pattern="gpt2" on a cl100k-pattern base used to be taken for the default and ignored
+    base = bytepair.train(iter(docs[:20]), 300, pattern="cl100k")
+    with pytest.raises(
+        ValueError, match="pattern='gpt2' differs from the base tokenizer's 'cl100k'"
+    ):
+        bytepair.train(iter(docs[20:40]), 320, pattern="gpt2", base=base)
+    counts = bytepair.count(iter(docs[20:40]), pattern="cl100k")
+    with pytest.raises(ValueError, match="pattern='gpt2' differs from the base tokenizer's"):
+        bytepair.train_from_counts(counts, 320, pattern="gpt2", base=base)
+    # not given, or given as the base's: the base's pattern
+    more = bytepair.train(iter(docs[20:40]), 320, base=base)
+    assert more.pattern == base.pattern == bytepair.reference.CL100K_PATTERN
+    assert bytepair.train(iter(docs[20:40]), 320, pattern="cl100k", base=base).merges == (
+        more.merges
+    )
+    # and "gpt2" with a GPT-2 pattern base is fine, as is the default without a base
+    gpt2_base = bytepair.train(iter(docs[:20]), 300)
+    assert gpt2_base.pattern == bytepair.reference.GPT2_PATTERN
+    assert bytepair.train(iter(docs[20:40]), 320, pattern="gpt2", base=gpt2_base).n_vocab == 320
+
+
 @given(
     old=st.lists(st.text(alphabet="abc de\n", max_size=30), min_size=1, max_size=6),
     new=st.lists(st.text(alphabet="abcdé \nf", max_size=30), min_size=1, max_size=6),

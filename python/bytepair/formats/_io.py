@@ -144,6 +144,30 @@ def check_dense(ids: Iterable[int], specials: Mapping[str, int], where: str) -> 
         )
 
 
+def check_holes_before_specials(
+    ids: Iterable[int], specials: Mapping[str, int], where: str
+) -> None:
+    """Unused ids may only be room left right before a special token's id.
+
+    Every run of unused ids (from id 0 on) must end just below a special token: tiktoken's
+    cl100k_base leaves 100256 unused before ``<|endoftext|>`` = 100257, o200k_base leaves
+    199998 and 200000..200017, and continued training from them keeps those holes and adds
+    its tokens after the largest id. A hole below an ordinary token (an id edited by hand, a
+    vocabulary cut short) is refused. Weaker than ``check_dense``, which also refuses ordinary
+    tokens after the special tokens.
+    """
+    special_ids = set(specials.values())
+    prev = -1
+    for i in sorted(set(ids)):
+        if i > prev + 1 and i not in special_ids:
+            hole = f"id {prev + 1} is" if i == prev + 2 else f"ids {prev + 1}..{i - 1} are"
+            raise ValueError(
+                f"{where}: ids are not dense: {hole} missing below token {i}, which is not a "
+                "special token (unused ids may only be room left before a special token's id)"
+            )
+        prev = i
+
+
 def check_no_duplicate_tokens(vocab: Mapping[int, bytes], where: str) -> None:
     """No two ids may share the same token bytes."""
     seen: dict[bytes, int] = {}
@@ -158,18 +182,31 @@ def check_reachable(
     merges: Sequence[tuple[bytes, bytes]],
     specials: Mapping[str, int],
     where: str,
+    standalone_ok: bool = False,
 ) -> None:
     """Every ordinary token longer than one byte must be made by a merge.
 
     BPE can only produce a token by merging two others, so a token no merge makes is never
     output: the file is damaged, or the token is a special token nobody declared.
+
+    With ``standalone_ok``, a token that no two tokens make either (no split into two
+    tokens, as GPT-2's ``<|endoftext|>`` read as ordinary) is let through: it is output only
+    where a whole pre-token equals it. One that two tokens could make but no merge does
+    still means a merge is missing.
     """
     made = {a + b for a, b in merges}
     special_ids = set(specials.values())
+    tokens = set(vocab.values()) if standalone_ok else set()
     for i, b in sorted(vocab.items()):
         if len(b) > 1 and i not in special_ids and b not in made:
+            split = next(
+                ((b[:k], b[k:]) for k in range(1, len(b)) if {b[:k], b[k:]} <= tokens), None
+            )
+            if standalone_ok and split is None:
+                continue
+            why = f"; {split[0]!r} + {split[1]!r} are tokens" if split else ""
             raise ValueError(
-                f"{where}: token {i} ({b!r}) is made by no merge (unreachable); "
+                f"{where}: token {i} ({b!r}) is made by no merge (unreachable{why}); "
                 "if it is a special token, declare it as one"
             )
 

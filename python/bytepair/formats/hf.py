@@ -19,9 +19,16 @@ Ruby syntax ``{1,3}+`` means "one or more of ``{1,3}``"); a custom regex is writ
 and must mean the same to Oniguruma (the README says where they differ).
 
 Reading accepts GPT-2 style files (``ByteLevel`` pre-tokenizer with its built-in regex) and
-the Split + ByteLevel style above; anything bytepair cannot reproduce exactly (a
-normalizer, ``add_prefix_space``, byte fallback, dropout, another model) is a
-``ValueError`` naming the key.
+the Split + ByteLevel style above; anything that makes HF's ids differ from bytepair's is a
+``ValueError`` naming the key and why: a normalizer, ``add_prefix_space``, byte fallback,
+dropout, another model; an added token with ``lstrip``, ``rstrip`` or ``single_word``
+(HF then matches it with the spaces around it, or only as a whole word); a
+``post_processor`` that adds tokens to every encoding (``TemplateProcessing`` with a special
+token in its ``single`` template, ``BertProcessing``, ``RobertaProcessing``); ``truncation``
+or ``padding``. Accepted because HF's ids stay the same: a ``ByteLevel`` post-processor (it
+only trims offsets), ``normalized: true`` (the text is not changed without a normalizer),
+except where a normalized added token overlaps one that is not: HF matches those first,
+bytepair takes the longest leftmost match of all.
 """
 
 from __future__ import annotations
@@ -220,6 +227,10 @@ def from_document(doc: dict[str, Any], path: PathLike) -> Tokenizer:
             raise fail(f"model.{key}", f"{model[key]!r} is not supported (byte-level BPE only)")
     if doc.get("normalizer") is not None:
         raise fail("normalizer", "bytepair has no normalizers; this file changes text first")
+    for key, what in (("truncation", "cuts"), ("padding", "pads")):
+        if doc.get(key) is not None:
+            raise fail(key, f"HF {what} every encoding to a length; bytepair does not")
+    _check_post_processor(doc.get("post_processor"), "post_processor", fail)
     pattern = _pattern(doc.get("pre_tokenizer"), fail)
 
     added = doc.get("added_tokens") or []
@@ -232,7 +243,11 @@ def from_document(doc: dict[str, Any], path: PathLike) -> Tokenizer:
             raise fail(where, "must be an object with a 'content' string and an 'id'")
         if not entry["content"] or entry["content"] in specials:
             raise fail(where, f"empty or repeated token {entry['content']!r}")
+        for flag, why in _ADDED_TOKEN_FLAGS:
+            if entry.get(flag, False) is not False:
+                raise fail(f"{where}.{flag}", f"{entry[flag]!r}: {why}")
         specials[entry["content"]] = check_id(entry.get("id"), f"{path}: {where}")
+    _check_normalized_overlap(added, fail)
 
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
@@ -299,6 +314,68 @@ def _pattern(pre: Any, fail: Fail) -> str:
         "expected ByteLevel (GPT-2 style) or Sequence[Split(Regex, Isolated), "
         "ByteLevel(use_regex=false)]",
     )
+
+
+# added-token settings bytepair cannot reproduce: it matches special tokens exactly, anywhere
+_ADDED_TOKEN_FLAGS = (
+    ("lstrip", "HF takes the spaces left of the token into it; bytepair matches it exactly"),
+    ("rstrip", "HF takes the spaces right of the token into it; bytepair matches it exactly"),
+    ("single_word", "HF matches the token only as a whole word; bytepair matches it anywhere"),
+)
+
+
+def _check_normalized_overlap(added: list[dict[str, Any]], fail: Fail) -> None:
+    """HF matches the added tokens with ``normalized: false`` first, then the others in what
+    is left; bytepair takes the longest leftmost match of all. Without a normalizer the two
+    agree unless a normalized token would win over one that is not: it starts before it and
+    overlaps it, or starts at the same place and is longer."""
+    normalized = [(n, e["content"]) for n, e in enumerate(added) if e.get("normalized", True)]
+    exact = [e["content"] for e in added if not e.get("normalized", True)]
+    if not normalized or not exact:
+        return
+    for n, text in normalized:
+        for k in range(len(text)):
+            tail = text[k:]
+            for other in exact:
+                if (k > 0 or len(text) > len(other)) and (
+                    other.startswith(tail) or tail.startswith(other)
+                ):
+                    raise fail(
+                        f"added_tokens[{n}].normalized",
+                        f"{text!r} is normalized and overlaps {other!r}, which is not: HF "
+                        "matches the tokens that are not normalized first, bytepair the "
+                        "longest leftmost one, so they split such text differently",
+                    )
+
+
+def _check_post_processor(entry: Any, key: str, fail: Fail) -> None:
+    """A post-processor is fine if HF's ids stay bytepair's: none, ``ByteLevel`` (offsets
+    only), a ``TemplateProcessing`` whose single-text template adds no token, or a
+    ``Sequence`` of those."""
+    if entry is None:
+        return
+    kind = entry.get("type") if isinstance(entry, dict) else None
+    if kind == "ByteLevel":
+        return
+    if kind == "Sequence" and isinstance(entry.get("processors"), list):
+        for n, step in enumerate(entry["processors"]):
+            _check_post_processor(step, f"{key}.processors[{n}]", fail)
+        return
+    if kind == "TemplateProcessing" and isinstance(entry.get("single"), list):
+        added = [
+            piece["SpecialToken"].get("id")
+            for piece in entry["single"]
+            if isinstance(piece, dict) and isinstance(piece.get("SpecialToken"), dict)
+        ]
+        if not added:
+            return
+        raise fail(
+            f"{key}.single",
+            f"HF adds {', '.join(map(repr, added))} to every encoding; bytepair does not",
+        )
+    if kind in ("BertProcessing", "RobertaProcessing"):
+        raise fail(key, f"{kind} adds tokens to every encoding; bytepair does not")
+    raise fail(key, f"{kind!r} is not supported (bytepair reads ByteLevel or no post-processor)")
 
 
 def _check_byte_level(entry: dict[str, Any], key: str, fail: Fail) -> None:

@@ -20,6 +20,22 @@ reader does not need it): the writing bytepair version, the UTC time of writing,
 and for a tokenizer made by ``bytepair.train`` the size of its training corpus (``training``:
 UTF-8 bytes and pre-tokens counted, special-token text excluded). Files without
 ``metadata`` or ``training`` (older version-1 files) read the same.
+
+What a file must hold, checked when writing and when reading (so every file ``save``
+writes loads back, and a damaged or hand-edited file is a ``ValueError``, as in the other
+formats):
+
+- every token longer than one byte that is not a special token is made by a merge (BPE
+  never outputs any other; GPT-2 and HF files are refused the same way), or is standalone:
+  no two tokens make it, so it is output only where a whole pre-token equals it (GPT-2's
+  ``<|endoftext|>`` in ``Tokenizer.from_files`` without special tokens). A token two tokens
+  make (``"abc"`` = ``"ab"`` + ``"c"``) with no merge for it means a lost merge;
+- no token bytes appear under two ids; a special token's id is its vocab entry's;
+- ids have no holes, except room left right before a special token's id: a run of unused
+  ids must end just below a special token. That admits tiktoken's cl100k_base (100256 is
+  unused, ``<|endoftext|>`` is 100257) and o200k_base, and continued training from them
+  (new ids come after the largest), and refuses an id edited to leave a hole below an
+  ordinary token. A hand-built ``Tokenizer`` with other holes cannot be saved: renumber it.
 """
 
 from __future__ import annotations
@@ -28,7 +44,14 @@ import datetime
 import os
 from typing import TYPE_CHECKING, Any, Union
 
-from ._io import check_no_duplicate_tokens, dump_json, read_json, write_atomic
+from ._io import (
+    check_holes_before_specials,
+    check_no_duplicate_tokens,
+    check_reachable,
+    dump_json,
+    read_json,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -82,8 +105,31 @@ def to_document(tok: Tokenizer, metadata: dict[str, Any] | None = None) -> dict[
     }
 
 
+def check(
+    vocab: dict[int, bytes],
+    merges: list[tuple[bytes, bytes]],
+    specials: dict[str, int],
+    where: str,
+) -> None:
+    """The rules of the module docstring that the ``Tokenizer`` itself does not enforce
+    (but for the duplicates, which the reader checks first)."""
+    check_reachable(vocab, merges, specials, where, standalone_ok=True)
+    check_holes_before_specials(vocab, specials, where)
+
+
 def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
-    """Writes ``tok`` to ``path`` atomically (temporary file in the same folder + rename)."""
+    """Writes ``tok`` to ``path`` atomically (temporary file in the same folder + rename).
+
+    Raises:
+        ValueError: a tokenizer the format refuses (see the module docstring): a token no
+            merge makes that is not special, two ids with the same bytes, or a hole in the
+            ids that is not right before a special token. Nothing is written then.
+        OSError: the file cannot be written.
+    """
+    where = f"cannot write {os.fspath(path)}"
+    vocab = tok.vocab
+    check_no_duplicate_tokens(vocab, where)
+    check(vocab, tok.merges, tok.special_tokens, where)
     write_atomic(path, dump_json(to_document(tok)))
 
 
@@ -133,6 +179,7 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
         tok = Tokenizer(vocab, merges, special_tokens=list(specials), pattern=doc["pattern"])
     except ValueError as e:
         raise fail(str(e)) from None
+    check(vocab, merges, specials, f"{path}: vocab")
     tok._metadata = {k: v for k, v in meta.items() if k in _KEPT_METADATA}
     return tok
 

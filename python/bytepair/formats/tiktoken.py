@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -94,6 +95,10 @@ def load(
         ValueError: no pattern given; a wrong hash; a malformed line; a token or rank given
             twice; ranks with gaps that no special token fills; a special token id that is
             also a rank.
+
+    Warns:
+        UserWarning: the file is one of OpenAI's (known by its SHA-256) and ``pattern`` is
+            not the one its encoding uses: the ids will differ from tiktoken's.
     """
     from ..tokenizer import Tokenizer
 
@@ -117,9 +122,30 @@ def load(
     if missing:
         raise ValueError(f"{path}: no token for the single byte {missing[0]:#04x}")
     try:
-        return Tokenizer._from_ranks(ranks, specials, pattern)
+        tok = Tokenizer._from_ranks(ranks, specials, pattern)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
+    _warn_if_known_with_other_pattern(path, tok.pattern)
+    return tok
+
+
+def _warn_if_known_with_other_pattern(path: PathLike, regex: str) -> None:
+    """Warns when ``path`` is an OpenAI rank file (by its hash) read with another pattern."""
+    from ..encodings import _SPECS
+    from ..train import _pattern_name
+
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    for name, spec in _SPECS.items():
+        if spec.sha256 == digest and spec.pattern != regex:
+            warnings.warn(
+                f"{path} is the rank file of {name}, whose pattern is "
+                f"{_pattern_name(spec.pattern)!r}; pattern={_pattern_name(regex)!r} splits "
+                f"text differently, so its ids differ from tiktoken's {name} "
+                f"(bytepair.get_encoding({name!r}) reads it as tiktoken does)",
+                UserWarning,
+                stacklevel=4,  # the caller of bytepair.load
+            )
+            return
 
 
 def _special_ids(special_tokens: SpecialTokens, next_id: int) -> dict[str, int]:
