@@ -80,11 +80,17 @@ impl Table<'_> {
         let slot = &mut self.slots[i];
         let len = piece.len();
         if slot.key_len as usize == len && same(piece, &slot.key) {
-            // copy all IDS_MAX ids, then drop the unused: a fixed-size copy is a few moves,
-            // a variable-size one a call to memmove
-            let end = out.len() + slot.n_ids as usize;
-            out.extend_from_slice(&slot.ids);
-            out.truncate(end);
+            let n = slot.n_ids as usize;
+            if out.capacity() - out.len() >= IDS_MAX {
+                // copy all IDS_MAX ids, then drop the unused: a fixed-size copy is a few
+                // moves, a variable-size one a call to memmove
+                let end = out.len() + n;
+                out.extend_from_slice(&slot.ids);
+                out.truncate(end);
+            } else {
+                // (not at the cost of growing the output of a short text)
+                out.extend_from_slice(&slot.ids[..n]);
+            }
             return;
         }
         let start = out.len();

@@ -57,13 +57,13 @@ impl std::fmt::Debug for ShortKey {
 }
 
 impl TokenIds {
-    pub fn new(ids: &FxHashMap<Vec<u8>, Rank>) -> Self {
+    pub fn new(ids: &FxHashMap<&[u8], Rank>) -> Self {
         let mut out = Self::default();
-        for (bytes, &id) in ids {
+        for (&bytes, &id) in ids {
             if bytes.len() <= SHORT_MAX {
                 out.short.insert(short_key(bytes), id);
             } else {
-                out.long.insert(bytes.clone(), id);
+                out.long.insert(bytes.to_vec(), id);
             }
         }
         out
@@ -104,16 +104,16 @@ mod tests {
                 .collect();
             pieces.extend(level.iter().cloned());
         }
-        let ids: FxHashMap<Vec<u8>, Rank> = pieces
+        let ids: FxHashMap<&[u8], Rank> = pieces
             .iter()
             .enumerate()
             .filter(|(i, _)| i % 3 != 0)
-            .map(|(i, p)| (p.clone(), i as Rank))
+            .map(|(i, p)| (&p[..], i as Rank))
             .collect();
         let table = TokenIds::new(&ids);
         assert_eq!(table.short.len() + table.long.len(), ids.len());
         for p in &pieces {
-            assert_eq!(table.get(p), ids.get(p).copied(), "{p:?}");
+            assert_eq!(table.get(p), ids.get(&p[..]).copied(), "{p:?}");
         }
     }
 }
