@@ -180,6 +180,19 @@ impl<I: Ix> Buckets<I> {
     }
 }
 
+/// One symbol of a long piece, its neighbours and the pair it starts: kept together so that
+/// a merge touches one or two cache lines, not four arrays (a megabyte piece's lists are
+/// tens of megabytes, far beyond the CPU caches).
+#[derive(Clone, Copy)]
+struct Node<I> {
+    sym: Rank,
+    /// (rank, id) of this symbol + the next (NONE if it is no token, or this symbol is
+    /// merged away).
+    pair: (u32, Rank),
+    prev: I,
+    next: I,
+}
+
 fn merge_long<I: Ix>(
     piece: &[u8],
     byte_ids: &[Rank; 256],
@@ -191,60 +204,62 @@ fn merge_long<I: Ix>(
         return;
     }
     let end = I::END;
-    let mut syms: Vec<Rank> = piece.iter().map(|&b| byte_ids[b as usize]).collect();
-    let mut next: Vec<I> = (1..=n)
-        .map(|i| if i == n { end } else { I::of(i) })
+    let mut nodes: Vec<Node<I>> = piece
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| Node {
+            sym: byte_ids[b as usize],
+            pair: NONE,
+            prev: if i == 0 { end } else { I::of(i - 1) },
+            next: if i + 1 == n { end } else { I::of(i + 1) },
+        })
         .collect();
-    let mut prev: Vec<I> = (0..n)
-        .map(|i| if i == 0 { end } else { I::of(i - 1) })
-        .collect();
-    // pair[i] = (rank, id) of the pair starting at symbol i (NONE if it is no token, or i is
-    // merged away). The queue holds (rank, i) for every current pair, plus stale entries:
-    // one is current only if pair[i] still has its rank. A merge never makes a pair of its
-    // own rank (the new token is longer than the one of that rank), so a rank's bucket does
-    // not grow while it is consumed; lower ranks that a merge makes (rank files need not be
+    // The queue holds (rank, i) for every current pair, plus stale entries: one is current
+    // only if nodes[i].pair still has its rank. A merge never makes a pair of its own rank
+    // (the new token is longer than the one of that rank), so a rank's bucket does not grow
+    // while it is consumed; lower ranks that a merge makes (rank files need not be
     // monotone) go first, as the rule requires.
-    let mut pair: Vec<(u32, Rank)> = vec![NONE; n];
     let mut queue = Buckets::<I>::new();
     for i in 0..n - 1 {
-        if let Some(p) = lookup(syms[i], syms[i + 1]) {
-            pair[i] = p;
+        if let Some(p) = lookup(nodes[i].sym, nodes[i + 1].sym) {
+            nodes[i].pair = p;
             queue.push(p.0, I::of(i));
         }
     }
-    while let Some((_, i)) = queue.pop(|rank, i| pair[i].0 == rank && rank != NONE.0) {
-        let j = next[i];
+    while let Some((_, i)) = queue.pop(|rank, i| nodes[i].pair.0 == rank && rank != NONE.0) {
+        let j = nodes[i].next;
         if j == end {
             continue;
         }
         let j = j.at();
-        let id = pair[i].1;
-        syms[i] = id;
-        pair[j] = NONE;
-        next[i] = next[j];
-        if next[j] != end {
-            prev[next[j].at()] = I::of(i);
+        let id = nodes[i].pair.1;
+        let after = nodes[j].next;
+        nodes[i].sym = id;
+        nodes[j].pair = NONE;
+        nodes[i].next = after;
+        if after != end {
+            nodes[after.at()].prev = I::of(i);
         }
         // the two pairs around the new symbol
-        if prev[i] != end {
-            let p = prev[i].at();
-            pair[p] = lookup(syms[p], id).unwrap_or(NONE);
-            if pair[p] != NONE {
-                queue.push(pair[p].0, I::of(p));
+        if nodes[i].prev != end {
+            let p = nodes[i].prev.at();
+            nodes[p].pair = lookup(nodes[p].sym, id).unwrap_or(NONE);
+            if nodes[p].pair != NONE {
+                queue.push(nodes[p].pair.0, I::of(p));
             }
         }
-        pair[i] = NONE;
-        if next[i] != end {
-            if let Some(q) = lookup(id, syms[next[i].at()]) {
-                pair[i] = q;
+        nodes[i].pair = NONE;
+        if after != end {
+            if let Some(q) = lookup(id, nodes[after.at()].sym) {
+                nodes[i].pair = q;
                 queue.push(q.0, I::of(i));
             }
         }
     }
     let mut i = I::of(0);
     while i != end {
-        out.push(syms[i.at()]);
-        i = next[i.at()];
+        out.push(nodes[i.at()].sym);
+        i = nodes[i.at()].next;
     }
 }
 
