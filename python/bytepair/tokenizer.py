@@ -391,9 +391,15 @@ class Tokenizer:
     ) -> list[list[int]]:
         """Encodes many texts in parallel (Rust threads, GIL released); same ids as ``encode``.
 
+        Short texts are grouped into jobs; a long one (over about 32 KB) is cut into parts
+        where pre-tokenizing the parts gives exactly the pre-tokens of the whole (after a
+        ``"\n"`` between two non-space characters, or before an allowed special token), so
+        even one long text uses every thread. Batches under 32 KB run on the calling thread.
+
         Args:
             texts: the texts.
-            num_threads: threads to use (default: one per core).
+            num_threads: threads to use, the calling thread included (default: one per
+                core; at most four per core).
 
         Raises:
             ValueError: as ``encode``.
