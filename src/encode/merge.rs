@@ -16,18 +16,20 @@ use crate::Rank;
 const SCAN_MAX: usize = 128;
 
 /// No merge for this pair.
-const NONE: (u32, Rank) = (u32::MAX, 0);
+pub const NONE: (u32, Rank) = (u32::MAX, 0);
 
 /// Merges `piece` and appends its ids to `out`. `lookup(a, b)` gives the (rank, id) of the
-/// pair's concatenation, if it is a token.
+/// pair's concatenation, if it is a token; `byte_pairs`, if given, the same for every pair of
+/// single bytes `a`, `b` at `a << 8 | b` (`NONE` for no token).
 pub fn byte_pair_merge(
     piece: &[u8],
     byte_ids: &[Rank; 256],
+    byte_pairs: Option<&[(u32, Rank)]>,
     lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
     out: &mut Vec<Rank>,
 ) {
     if piece.len() <= SCAN_MAX {
-        merge_scan(piece, byte_ids, lookup, out)
+        merge_scan(piece, byte_ids, byte_pairs, lookup, out)
     } else if piece.len() < u32::MAX as usize {
         merge_long::<u32>(piece, byte_ids, lookup, out)
     } else {
@@ -38,6 +40,7 @@ pub fn byte_pair_merge(
 fn merge_scan(
     piece: &[u8],
     byte_ids: &[Rank; 256],
+    byte_pairs: Option<&[(u32, Rank)]>,
     lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
     out: &mut Vec<Rank>,
 ) {
@@ -49,8 +52,19 @@ fn merge_scan(
     for (s, &b) in syms.iter_mut().zip(piece) {
         *s = byte_ids[b as usize];
     }
-    for i in 0..n.saturating_sub(1) {
-        pairs[i] = get(syms[i], syms[i + 1]);
+    // the first pairs are pairs of bytes: a flat table in the CPU cache answers them (a
+    // run of Chinese needs two lookups per byte in all, half of them these)
+    match byte_pairs {
+        Some(table) => {
+            for (p, w) in pairs.iter_mut().zip(piece.windows(2)) {
+                *p = table[(w[0] as usize) << 8 | w[1] as usize];
+            }
+        }
+        None => {
+            for i in 0..n.saturating_sub(1) {
+                pairs[i] = get(syms[i], syms[i + 1]);
+            }
+        }
     }
     // pairs[i] = (rank, id) of syms[i] + syms[i + 1], for i < len - 1
     let mut len = n;
@@ -321,8 +335,14 @@ mod tests {
                 assert_eq!(y, expected, "long {:?}", String::from_utf8_lossy(&piece));
                 if len <= SCAN_MAX {
                     let mut x = Vec::new();
-                    merge_scan(&piece, &byte_ids, table, &mut x);
+                    merge_scan(&piece, &byte_ids, None, table, &mut x);
                     assert_eq!(x, expected, "scan {:?}", String::from_utf8_lossy(&piece));
+                    let flat: Vec<(u32, Rank)> = (0..1 << 16)
+                        .map(|k| table(k >> 8, k & 0xFF).unwrap_or(NONE))
+                        .collect();
+                    let mut x = Vec::new();
+                    merge_scan(&piece, &byte_ids, Some(&flat), table, &mut x);
+                    assert_eq!(x, expected, "flat {:?}", String::from_utf8_lossy(&piece));
                 }
             }
         }

@@ -34,6 +34,8 @@ pub struct TokenSpec {
 #[derive(Debug, Clone)]
 pub struct Encoder {
     byte_ids: [Rank; 256],
+    /// (rank, id) of every pair of single bytes, at `a << 8 | b` (`merge::NONE`: no token).
+    byte_pairs: Box<[(u32, Rank)]>,
     /// Whole pre-token lookup: mergeable token bytes -> id (lowest id on duplicates).
     token_ids: TokenIds,
     /// (left id, right id) -> (rank of the concatenation, its id).
@@ -125,8 +127,18 @@ impl Encoder {
                 }
             }
         }
+        let byte_pairs = (0..1usize << 16)
+            .map(|k| {
+                let (a, b) = (byte_ids[k >> 8], byte_ids[k & 0xFF]);
+                pair_table
+                    .get(&pair_key(a, b))
+                    .copied()
+                    .unwrap_or(merge::NONE)
+            })
+            .collect();
         Ok(Self {
             byte_ids,
+            byte_pairs,
             token_ids: TokenIds::new(&token_ids),
             pair_table,
             decoder,
@@ -155,6 +167,7 @@ impl Encoder {
         merge::byte_pair_merge(
             piece,
             &self.byte_ids,
+            Some(&self.byte_pairs),
             |a, b| self.pair_table.get(&pair_key(a, b)).copied(),
             out,
         );
@@ -314,6 +327,7 @@ impl Encoder {
             merge::byte_pair_merge(
                 bytes,
                 &self.byte_ids,
+                None,
                 |a, b| {
                     self.pair_table
                         .get(&pair_key(a, b))
