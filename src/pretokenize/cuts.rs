@@ -32,7 +32,8 @@ fn is_space_or_slash_after(bytes: &[u8]) -> bool {
         .is_none_or(|c| c.is_whitespace() || c == '/')
 }
 
-/// The last safe cut in `buf` (see the module docs), at or after `min`, or None.
+/// The last safe cut in `buf` (see the module docs), at or after `min`, or None. `buf` must
+/// begin at a safe cut or at the start of the text.
 pub fn find_cut(buf: &[u8], min: usize, cuts: &Cuts) -> Option<usize> {
     let specials = cuts.specials;
     let mut newline_cut = None;
@@ -49,18 +50,12 @@ pub fn find_cut(buf: &[u8], min: usize, cuts: &Cuts) -> Option<usize> {
         }
         end = i;
     }
-    // A cut before a special token is exact for any pattern. Only look at the tail so
-    // that a corpus full of special tokens is not scanned twice.
+    // A cut before a special token is exact for any pattern, if the token is one that
+    // splitting finds: the scan starts at the start of `buf`, a cut or the text's start,
+    // where no special token is open.
     let tail = newline_cut.unwrap_or(min).max(min);
-    let special_cut = std::str::from_utf8(&buf[tail..])
-        .ok()
-        .or_else(|| {
-            // the tail may end inside a UTF-8 sequence or hold bad bytes; scan what is valid
-            let bad = std::str::from_utf8(&buf[tail..]).err()?.valid_up_to();
-            std::str::from_utf8(&buf[tail..tail + bad]).ok()
-        })
-        .and_then(|s| specials?.last_start(s))
-        .map(|s| s + tail)
+    let special_cut = specials
+        .and_then(|m| m.last_start(buf, tail))
         .filter(|&s| s > 0);
     match (newline_cut, special_cut) {
         (Some(a), Some(b)) => Some(a.max(b)),
@@ -111,5 +106,57 @@ pub fn split_text<'t>(text: &'t str, cuts: &Cuts, target: usize, out: &mut Vec<&
     }
     if start < bytes.len() {
         out.push(&text[start..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::Span;
+
+    /// The special tokens `split` finds in `text`, as (start, index).
+    fn specials_in(m: &SpecialMatcher, text: &str) -> Vec<(usize, usize)> {
+        let base = text.as_ptr() as usize;
+        let mut at = 0;
+        let mut out = Vec::new();
+        for span in m.split(text) {
+            match span {
+                Span::Text(t) => at = t.as_ptr() as usize - base + t.len(),
+                Span::Special(i) => {
+                    out.push((at, i));
+                    at += m.tokens()[i].len();
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn cuts_never_fall_inside_overlapping_special_tokens() {
+        // "bc" starts inside "ab" in "abc"; "<|a|>" inside "<|a|><|a|>"; wherever the
+        // window's second half begins, a cut is only ever before a token split finds
+        let pretok = Pretokenizer::new("gpt2").unwrap();
+        for (specials, hard) in [
+            (vec!["ab", "bc"], "abc"),
+            (vec!["<|a|>", "<|a|><|a|>"], "<|a|><|a|>"),
+            (vec!["ab", "bc", "cd"], "abcd\nabcd"),
+        ] {
+            let specials: Vec<String> = specials.into_iter().map(String::from).collect();
+            let m = SpecialMatcher::new(&specials).unwrap();
+            let cuts = Cuts::new(&pretok, Some(&m));
+            for offset in 0..24 {
+                let text = format!("{}{hard}{}", "x".repeat(offset), "x".repeat(40));
+                let mut parts = Vec::new();
+                split_text(&text, &cuts, 16, &mut parts);
+                assert_eq!(parts.concat(), text);
+                let mut got = Vec::new();
+                let mut start = 0;
+                for p in &parts {
+                    got.extend(specials_in(&m, p).into_iter().map(|(s, i)| (s + start, i)));
+                    start += p.len();
+                }
+                assert_eq!(got, specials_in(&m, &text), "{specials:?} {parts:?}");
+            }
+        }
     }
 }

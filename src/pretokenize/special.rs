@@ -114,14 +114,17 @@ impl SpecialMatcher {
         }
     }
 
-    /// Start of the last special token that begins in `text`, if any. Used to cut
-    /// corpus chunks at a place where the split is exact.
-    pub fn last_start(&self, text: &str) -> Option<usize> {
+    /// Start of the last special token that `split` finds in `text` at or after byte
+    /// `from`, if any: a place where text can be cut exactly. `text` must begin where no
+    /// special token is open (a scan that began later could start inside one: `bc` inside
+    /// `abc` when `ab` is a token too, or `<|a|>` inside a longer `<|a|><|a|>`).
+    pub fn last_start(&self, text: &[u8], from: usize) -> Option<usize> {
         self.automaton
             .as_ref()?
             .find_iter(text)
-            .last()
             .map(|m| m.start())
+            .filter(|&s| s >= from)
+            .last()
     }
 }
 

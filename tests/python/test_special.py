@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import bytepair
 import bytepair.tokenizer
-from bytepair.reference import ReferenceTokenizer, split_special
+from bytepair.reference import ReferenceTokenizer, count_pretokens, split_special
 from bytepair.reference import train_bpe as reference_train_bpe
 
 EOT = "<|endoftext|>"
@@ -541,3 +541,46 @@ def test_a_thousand_special_tokens(data_dir: Path, gpt2_enc: tiktoken.Encoding) 
 def test_empty_or_non_string_special_token_rejected(bad: object) -> None:
     with pytest.raises(ValueError, match="special tokens must be non-empty strings"):
         bytepair.Tokenizer(BYTES, [], special_tokens=[EOT, bad])  # type: ignore[list-item]
+
+
+# Long texts are cut into parts (encode_batch on several threads; counting in chunks) right
+# before a special token the splitting finds. Where special tokens overlap ("ab" and "bc" in
+# "abc": leftmost wins; "<|a|>" inside "<|a|><|a|>": longest wins), a token found by a scan
+# that starts mid-text may not be one the splitting finds; a cut there split "ab" in two.
+OVERLAPPING = [(["ab", "bc"], "abc"), (["<|a|>", "<|a|><|a|>"], "<|a|><|a|><|a|>")]
+
+
+@pytest.mark.parametrize(("specials", "hard"), OVERLAPPING)
+def test_batch_parts_never_split_overlapping_special_tokens(specials: list[str], hard: str) -> None:
+    # bytes only, no merges: an ordinary character is its byte's id
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], special_tokens=specials)
+    # parts of 32 KB are cut in their second half: put the hard text across its start
+    for n in range(16_380, 16_386):
+        text = "x" * n + hard + "x" * 100_000
+        expected = [
+            i
+            for span, special in split_special(text, specials)
+            for i in ([tok.special_tokens[span]] if special else span.encode())
+        ]
+        assert tok.encode(text, allowed_special="all") == expected
+        got = tok.encode_batch([text, text], allowed_special="all", num_threads=2)
+        assert got == [expected, expected], n
+
+
+@pytest.mark.parametrize(("specials", "hard"), OVERLAPPING)
+def test_counting_chunks_never_split_overlapping_special_tokens(
+    tmp_path: Path, specials: list[str], hard: str
+) -> None:
+    # counting cuts 1 MB chunks in their second half, at 512 KiB
+    half = 1 << 19
+    texts = [
+        "x y " * ((half - n) // 4) + "x" * ((half - n) % 4) + hard + " z" * 300_000
+        for n in range(1, 8)
+    ]
+    path = tmp_path / "corpus.txt"
+    for text in texts:
+        path.write_text(text, encoding="utf-8")
+        want = count_pretokens([text], special_tokens=specials)
+        for source in ([str(path)], iter([text])):
+            got = bytepair.count(source, special_tokens=specials, threads=2)
+            assert dict(got.items()) == dict(want)
