@@ -84,7 +84,10 @@ class Tokenizer:
                 raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
             if s in specials:
                 continue
-            b = s.encode("utf-8")
+            try:
+                b = s.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: no bytes to match in any text
+                raise ValueError(f"special token {s!r} is not valid Unicode text") from None
             known = by_bytes.get(b)
             if known is None:
                 known, next_id = _check_id(next_id), next_id + 1

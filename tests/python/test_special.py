@@ -543,6 +543,13 @@ def test_empty_or_non_string_special_token_rejected(bad: object) -> None:
         bytepair.Tokenizer(BYTES, [], special_tokens=[EOT, bad])  # type: ignore[list-item]
 
 
+@pytest.mark.parametrize("bad", ["\ud800", "<|\udfff|>"])
+def test_special_token_with_a_lone_surrogate_rejected(bad: str) -> None:
+    # no UTF-8 bytes spell it, so no text could ever hold it: a ValueError, not an encode error
+    with pytest.raises(ValueError, match="not valid Unicode text"):
+        bytepair.Tokenizer(BYTES, [], special_tokens=[EOT, bad])
+
+
 # Long texts are cut into parts (encode_batch on several threads; counting in chunks) right
 # before a special token the splitting finds. Where special tokens overlap ("ab" and "bc" in
 # "abc": leftmost wins; "<|a|>" inside "<|a|><|a|>": longest wins), a token found by a scan
