@@ -107,6 +107,11 @@ class Tokenizer:
         # rank of a token = index of the first merge that makes it (tiktoken's rank rule)
         ranks: dict[bytes, int] = {}
         for rank, (left, right) in enumerate(merges):
+            if isinstance(left, str) or isinstance(right, str):
+                raise TypeError(
+                    f"merge {rank} is ({left!r}, {right!r}): merges are pairs of bytes; for "
+                    "GPT-2's vocab.json + merges.txt use Tokenizer.from_files"
+                )
             left, right = bytes(left), bytes(right)
             for side in (left, right, left + right):
                 if side not in by_bytes:
@@ -666,9 +671,12 @@ class Tokenizer:
         return self._special_tokens.get("<|endoftext|>")
 
     def __repr__(self) -> str:
+        # a preset's regex is shown by its (first) name, however it was given
+        presets = _PRESET_NAMES.items()
+        name = next((n for n, r in presets if r == self._pattern), self._pattern_name)
         return (
             f"<bytepair.Tokenizer n_vocab={self.n_vocab} "
-            f"special_tokens={len(self._special_tokens)} pattern={self._pattern_name!r}>"
+            f"special_tokens={len(self._special_tokens)} pattern={name!r}>"
         )
 
 

@@ -61,7 +61,17 @@ def test_policy_arguments(gpt2: bytepair.Tokenizer) -> None:
 
 @pytest.mark.parametrize(
     ("vocab", "merges", "kind"),
-    [(None, [], "vocab must be a dict"), ({**BYTES, 256: 5}, [], r"vocab\[256\] must be bytes")],
+    [
+        (None, [], "vocab must be a dict"),
+        ({**BYTES, 256: 5}, [], r"vocab\[256\] must be bytes"),
+        # str merges (GPT-2's merges.txt read as text): say so, not "string argument without
+        # an encoding"
+        (
+            {**BYTES, 256: b"ab"},
+            [("a", "b")],
+            r"merge 0 is \('a', 'b'\): merges are pairs of bytes",
+        ),
+    ],
 )
 def test_bad_vocab_types(vocab: object, merges: list, kind: str) -> None:
     with pytest.raises(TypeError, match=kind):
@@ -217,3 +227,14 @@ def test_sigterm_during_encode_leaves_no_temporary_file(
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert b"terminated by signal" in err
     assert list(out.parent.iterdir()) == []
+
+
+def test_repr_names_a_preset_pattern_however_given(data_dir: Path) -> None:
+    regex = bytepair.get_encoding(
+        "cl100k_base", path=data_dir / "tiktoken" / "cl100k_base.tiktoken"
+    )
+    assert "pattern='cl100k'" in repr(regex)
+    tok = bytepair.Tokenizer(BYTES, [], pattern=regex.pattern)
+    assert repr(tok) == "<bytepair.Tokenizer n_vocab=256 special_tokens=0 pattern='cl100k'>"
+    custom = bytepair.Tokenizer(BYTES, [], pattern=r"\w+|\W")
+    assert repr(custom).endswith("pattern='\\\\w+|\\\\W'>")
