@@ -262,7 +262,9 @@ def _same(name: str, given: object, recorded: object, whose: str) -> object:
         return recorded
     if name == "pattern":
         same = _resolve_pattern(given) == _resolve_pattern(recorded)  # type: ignore[arg-type]
+        # presets by name in the message, however they were given
         recorded = _pattern_name(_resolve_pattern(recorded))  # type: ignore[arg-type]
+        given = _pattern_name(_resolve_pattern(given))  # type: ignore[arg-type]
     else:
         same = list(given) == list(recorded)  # type: ignore[call-overload]
     if not same:

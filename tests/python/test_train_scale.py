@@ -74,8 +74,11 @@ def test_counts_record_settings_and_refuse_mixing() -> None:
     c = bytepair.count(iter(["hello"]), special_tokens=["<|pad|>"])
     with pytest.raises(ValueError, match="different special tokens"):
         a + c
-    with pytest.raises(ValueError, match="differs from the counts'"):
+    with pytest.raises(ValueError, match="pattern='o200k' differs from the counts' 'gpt2'"):
         bytepair.train_from_counts(a, 300, pattern="o200k")
+    # a pattern given as a preset's regex is named too
+    with pytest.raises(ValueError, match="pattern='o200k' differs from the counts' 'gpt2'"):
+        bytepair.train_from_counts(a, 300, pattern=reference.O200K_PATTERN)
     with pytest.raises(ValueError, match="differs from the counts'"):
         bytepair.train_from_counts(a, 300, special_tokens=[])
     # hand-made counts carry no settings and add to anything
