@@ -92,16 +92,20 @@ fn pipelined<J: Sync, R: Send>(
     let pool = pool(Some(threads.saturating_sub(1).max(1)))?;
     let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel::<(usize, R)>();
+    // the next job not yet taken by any thread, with its index
+    let next_job = || {
+        let k = next.fetch_add(1, Relaxed);
+        jobs.get(k).map(|job| (k, job))
+    };
     std::thread::scope(|s| {
-        let (next, stop, work, pool) = (&next, &stop, &work, &pool);
+        let (next_job, stop, work, pool) = (&next_job, &stop, &work, &pool);
         let workers = s.spawn(move || {
             pool.scope(|ps| {
                 for _ in 0..pool.current_num_threads() {
                     let tx = tx.clone();
                     ps.spawn(move |_| {
                         while !stop.load(Relaxed) {
-                            let k = next.fetch_add(1, Relaxed);
-                            let Some(job) = jobs.get(k) else { break };
+                            let Some((k, job)) = next_job() else { break };
                             if tx.send((k, work(job))).is_err() {
                                 break;
                             }
@@ -117,9 +121,8 @@ fn pipelined<J: Sync, R: Send>(
                     Ok(done) => done,
                     Err(TryRecvError::Disconnected) => return Ok(()),
                     Err(TryRecvError::Empty) => {
-                        let k = next.fetch_add(1, Relaxed);
-                        match jobs.get(k) {
-                            Some(job) => (k, py.detach(|| work(job))),
+                        match next_job() {
+                            Some((k, job)) => (k, py.detach(|| work(job))),
                             None => {
                                 // `&mut`: a Receiver may be used from the thread that waits
                                 // without the GIL, but not shared with it
