@@ -542,6 +542,11 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):  # fail before encoding, not after
         raise CLIError(f"{args.output}: cannot write there, folder {out_dir} does not exist")
+    # the tokenizer's own file(s) are never overwritten with ids
+    tok_path = os.path.realpath(args.tokenizer)
+    outs = {os.path.realpath(args.output), os.path.realpath(sidecar_path(args.output))}
+    if tok_path in outs or any(os.path.dirname(o) == tok_path for o in outs):
+        raise CLIError(f"{args.output}: is the tokenizer's file; not overwriting it")
     info = encode_to_file(
         tok,
         list(args.input),

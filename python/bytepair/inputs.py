@@ -183,9 +183,14 @@ def _expand_one(path: PathLike, hint: str) -> list[str]:
     raise FileNotFoundError(2, "No such file or directory" + hint, p)
 
 
+def _raise(e: OSError) -> None:
+    raise e
+
+
 def _walk(folder: str) -> list[str]:
     out = []
-    for root, dirs, files in os.walk(folder):
+    # an unreadable subfolder is an error, not a silently smaller corpus
+    for root, dirs, files in os.walk(folder, onerror=_raise):
         dirs.sort()
         out.extend(os.path.join(root, f) for f in files)
     return sorted(out)

@@ -238,3 +238,48 @@ def test_repr_names_a_preset_pattern_however_given(data_dir: Path) -> None:
     assert repr(tok) == "<bytepair.Tokenizer n_vocab=256 special_tokens=0 pattern='cl100k'>"
     custom = bytepair.Tokenizer(BYTES, [], pattern=r"\w+|\W")
     assert repr(custom).endswith("pattern='\\\\w+|\\\\W'>")
+
+
+def test_encode_output_never_overwrites_the_tokenizer(tmp_path: Path) -> None:
+    tok = bytepair.train(iter(["hello world " * 50]), 270)
+    tok_path = tmp_path / "tok.json"
+    tok.save(tok_path)
+    before = tok_path.read_bytes()
+    (tmp_path / "in.txt").write_text("hello world\n", encoding="utf-8")
+    for out in [tok_path, tmp_path / "tok"]:  # the file itself, or the name of its sidecar
+        argv = ["encode", "-t", str(tok_path), str(tmp_path / "in.txt"), "-o", str(out)]
+        assert cli.main(argv) == 1
+    assert tok_path.read_bytes() == before
+
+
+def test_an_unreadable_subfolder_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (as root every folder is readable: the refusal is simulated at os.scandir)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("hello world\n", encoding="utf-8")
+    (tmp_path / "sub" / "b.txt").write_text("other words\n", encoding="utf-8")
+    real = os.scandir
+
+    def scandir(path: object) -> object:
+        if os.fspath(path).endswith("sub"):  # type: ignore[call-overload]
+            raise PermissionError(13, "Permission denied", os.fspath(path))  # type: ignore[call-overload]
+        return real(path)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(PermissionError, match="sub"):
+        bytepair.count(str(tmp_path))
+
+
+def test_save_goes_through_symlinks_and_never_replaces_a_fifo(tmp_path: Path) -> None:
+    tok = bytepair.Tokenizer(BYTES, [], special_tokens=[EOT])
+    target, link = tmp_path / "target.json", tmp_path / "link.json"
+    target.write_text("old", encoding="utf-8")
+    link.symlink_to(target)
+    tok.save(link)
+    assert link.is_symlink() and bytepair.load(target).special_tokens == {EOT: 256}
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        tok.save(fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

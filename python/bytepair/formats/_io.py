@@ -45,6 +45,13 @@ def write_atomic_many(files: dict[Path, str | bytes]) -> None:
     (a full disk, Ctrl-C) leaves all the old files as they were: a GPT-2 folder never ends
     up with a new ``vocab.json`` beside an old ``merges.txt``.
     """
+    # through a symlink to the file it names; never over a device, fifo or folder
+    files = {Path(os.path.realpath(p)): d for p, d in files.items()}
+    for path in files:
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a folder; not replacing it", os.fspath(path))
+        if path.exists() and not path.is_file():
+            raise OSError(f"{path}: is not a regular file (a device or fifo); not replacing it")
     temps: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
