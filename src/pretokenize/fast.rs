@@ -374,12 +374,57 @@ fn o200k_ascii_word(text: &str, i: usize) -> Option<usize> {
     }
 }
 
+/// The other common ASCII pre-tokens of o200k, whose alternatives the regex tries in vain
+/// before them: a punctuation run ` ?[^\s\p{L}\p{N}]+[\r\n/]*` (`, `.` `."\n`), a number
+/// `\p{N}{1,3}` and a lone `\n` before a non-space. `None` when the general scanner must
+/// decide (a non-ASCII neighbour may be a letter, number or space of its own).
+#[inline(always)]
+fn o200k_ascii_other(b: &[u8], i: usize, cls: Classes) -> Option<usize> {
+    let flags = |c: u8| (c < 0x80).then(|| cls.of(c as char));
+    let c = *b.get(i)?;
+    let f = flags(c)?;
+    if f & NUMBER != 0 {
+        let mut j = i + 1;
+        while j < i + 3 && b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        return b.get(j).is_none_or(|&n| n < 0x80).then_some(j);
+    }
+    if c == b'\n' {
+        let next = flags(*b.get(i + 1)?)?;
+        return (next & SPACE == 0).then_some(i + 1);
+    }
+    // the run starts here, or after one space
+    let start = if c == b' ' { i + 1 } else { i };
+    if !is_other(flags(*b.get(start)?)?) {
+        return None;
+    }
+    // one such char before a letter is the optional prefix of a word: the general scanner's
+    if start == i && flags(*b.get(i + 1)?)? & LETTER != 0 {
+        return None;
+    }
+    let mut j = start + 1;
+    while let Some(&n) = b.get(j) {
+        if !is_other(flags(n)?) {
+            break;
+        }
+        j += 1;
+    }
+    while b.get(j).is_some_and(|&n| matches!(n, b'\r' | b'\n' | b'/')) {
+        j += 1;
+    }
+    Some(j)
+}
+
 /// o200k_base:
 /// `[^\r\n\p{L}\p{N}]?[upper]*[lower]+C?|[^\r\n\p{L}\p{N}]?[upper]+[lower]*C?|\p{N}{1,3}|`
 /// ` ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 /// with upper = `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, lower = `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
 pub fn next_o200k(text: &str, i: usize, cls: Classes) -> usize {
     if let Some(e) = o200k_ascii_word(text, i) {
+        return e;
+    }
+    if let Some(e) = o200k_ascii_other(text.as_bytes(), i, cls) {
         return e;
     }
     let Some((c, n)) = char_at(text, i) else {
@@ -452,12 +497,13 @@ mod tests {
     ];
 
     /// Mostly ASCII letters, so words run past the 8-byte windows of `ascii_run` and end on
-    /// every kind of neighbour, ASCII or not.
+    /// every kind of neighbour, ASCII or not; ASCII punctuation, digits and newlines for the
+    /// o200k shortcuts.
     const WORDY: &[char] = &[
         'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'k', 'l', 'm', 'n', 'o', 'p', 'r', 's', 't',
         'u', 'v', 'w', 'x', 'y', 'z', 'a', 'e', 'o', 's', 'A', 'Z', 'S', 'T', 'L', 'E', 'D', 'M',
         'R', 'V', 'I', 'O', ' ', ' ', ' ', '\'', '\n', '\r', '.', '"', '0', '7', 'é', 'É', 'ſ',
-        '中', '\u{301}', 'ǅ', '\u{a0}', '@', '[', '`', '{', '\u{7f}',
+        '中', '\u{301}', 'ǅ', '\u{a0}', '@', '[', '`', '{', '\u{7f}', '/', ',', '\t', '5',
     ];
 
     fn random_text(seed: &mut u64, max_len: usize) -> String {
