@@ -283,3 +283,30 @@ def test_save_goes_through_symlinks_and_never_replaces_a_fifo(tmp_path: Path) ->
     with pytest.raises(OSError, match="not a regular file"):
         tok.save(fifo)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_encode_output_goes_through_symlinks_and_never_replaces_a_fifo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the rule of the tokenizer writers (test above) holds for `encode -o` too
+    tok = bytepair.Tokenizer(BYTES, [])
+    tok.save(tmp_path / "tok.json")
+    (tmp_path / "in.txt").write_text("hi\n", encoding="utf-8")
+    encode = ["encode", "-t", str(tmp_path / "tok.json"), str(tmp_path / "in.txt"), "-o"]
+    target, link = tmp_path / "target.bin", tmp_path / "link.bin"
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    assert cli.main([*encode, str(link), "--no-progress"]) == 0
+    assert link.is_symlink()
+    assert np.fromfile(target, dtype="<u2").tolist() == [104, 105, 10]
+    assert bytepair.open_ids(link).tolist() == [104, 105, 10]
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)
+    assert cli.main([*encode, str(fifo), "--no-progress"]) == 1
+    assert "fifo.bin: is not a regular file (a device or fifo)" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # a folder at the sidecar's name is refused before any work, not after
+    (tmp_path / "ids.bin.json").mkdir()
+    assert cli.main([*encode, str(tmp_path / "ids.bin"), "--no-progress"]) == 1
+    assert "ids.bin.json: is a folder; not replacing it" in capsys.readouterr().err
+    assert not (tmp_path / "ids.bin").exists()
