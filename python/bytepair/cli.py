@@ -576,11 +576,16 @@ def _eot_ids(tok, name: str | None) -> list[int]:  # type: ignore[no-untyped-def
 
 
 def _is_plain_text(path: str) -> bool:
+    """Whether ``path`` is one text to stream: a plain-text file, a pipe or a missing file
+    (then the one-text path says so). A folder or a glob is several documents, as
+    several inputs are."""
     from .inputs import file_format
 
-    if not os.path.isfile(path):  # missing, or a folder: the one-text path says so
-        return True
-    return file_format(path) == (None, "text")
+    if os.path.isdir(path):
+        return False
+    if not os.path.exists(path):
+        return not glob.has_magic(path)
+    return not os.path.isfile(path) or file_format(path) == (None, "text")
 
 
 def _print_ids(ids: Iterable[int]) -> None:

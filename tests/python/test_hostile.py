@@ -310,3 +310,25 @@ def test_encode_output_goes_through_symlinks_and_never_replaces_a_fifo(
     assert cli.main([*encode, str(tmp_path / "ids.bin"), "--no-progress"]) == 1
     assert "ids.bin.json: is a folder; not replacing it" in capsys.readouterr().err
     assert not (tmp_path / "ids.bin").exists()
+
+
+def test_cli_encode_one_folder_or_glob_like_several_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tok = bytepair.train(iter(["hello world, hello there"] * 5), 270)
+    tok.save(tmp_path / "tok.json")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("hello world\n", encoding="utf-8")
+    (docs / "b.txt").write_text("hello there", encoding="utf-8")
+    # one line of ids per document (file), as two inputs give
+    expected = [
+        " ".join(map(str, tok.encode("hello world\n"))),
+        " ".join(map(str, tok.encode("hello there"))),
+    ]
+    for inputs in ([str(docs)], [str(docs / "*.txt")], [str(docs / "a.txt"), str(docs / "b.txt")]):
+        assert cli.main(["encode", "-t", str(tmp_path / "tok.json"), *inputs]) == 0
+        assert capsys.readouterr().out.splitlines() == expected
+    # a glob matching nothing says so
+    assert cli.main(["encode", "-t", str(tmp_path / "tok.json"), str(docs / "*.md")]) == 1
+    assert "*.md: No file matches the glob pattern" in capsys.readouterr().err
