@@ -82,6 +82,18 @@ def test_truncated_rank_file_line(tok, tmp_path: Path) -> None:
     raises(path, "tiktoken", f"line {len(lines)}", "expected 'base64-token rank'")
 
 
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_bad_line_among_the_first_of_a_rank_file(tok, n: int, tmp_path: Path) -> None:
+    # a damaged line where the format is told apart is still a rank file's bad line, named
+    path = written(tok, "tiktoken", tmp_path)
+    lines = path.read_bytes().splitlines()
+    lines[n - 1] = b"not base64 " + b"x" * 100
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    message = raises(path, "tiktoken", f"line {n}: expected 'base64-token rank'", "b'not base64 x")
+    assert "x" * 50 not in message  # the line is shortened
+    assert bytepair.formats.detect(path) == "tiktoken"
+
+
 def test_malformed_json_names_the_position(tok, tmp_path: Path) -> None:
     path = written(tok, "native", tmp_path)
     path.write_text(path.read_text("utf-8").replace('"merges":', '"merges"', 1), "utf-8")
