@@ -397,12 +397,26 @@ def test_rank_file_needs_a_pattern(tok, tmp_path: Path) -> None:
         (b"[1, 2, 3]", "not a tokenizer file"),
         (b'{"model": {"type": "BPE"}, "added_tokens": []}', "pre_tokenizer: expected ByteLevel"),
         (b'{"format": "bytepair", "version": 2}', "unsupported bytepair format version 2"),
+        # a native file of another version without "format" is no GPT-2 vocab.json
+        (
+            b'{"version": 99}',
+            "unsupported bytepair format version 99 (this bytepair reads version 1)",
+        ),
+        (b'{"version": 99, "pattern": "gpt2", "vocab": []}', "format version 99"),
+        (b'{"version": 1, "pattern": "gpt2"}', 'without "format": "bytepair"'),
     ],
 )
 def test_wrong_format(content: bytes, fragment: str, tmp_path: Path) -> None:
     path = tmp_path / "tokenizer.json"
     path.write_bytes(content)
     raises(path, "native", fragment)
+
+
+def test_load_takes_a_path_not_a_document() -> None:
+    with pytest.raises(
+        TypeError, match="load takes the path of a tokenizer file or folder, not a dict"
+    ):
+        bytepair.load({"version": 99})  # type: ignore[arg-type]
 
 
 def test_hf_file_of_another_model(tmp_path: Path) -> None:
