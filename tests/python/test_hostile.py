@@ -14,6 +14,7 @@ from oracles import tiktoken_encoding
 
 import bytepair
 from bytepair import cli
+from bytepair.inputs import iter_chunks
 
 BYTES = {i: bytes([i]) for i in range(256)}
 EOT = "<|endoftext|>"
@@ -332,3 +333,47 @@ def test_cli_encode_one_folder_or_glob_like_several_inputs(
     # a glob matching nothing says so
     assert cli.main(["encode", "-t", str(tmp_path / "tok.json"), str(docs / "*.md")]) == 1
     assert "*.md: No file matches the glob pattern" in capsys.readouterr().err
+
+
+def test_cli_errors_name_cli_flags_not_python_arguments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tok = bytepair.Tokenizer(BYTES, [])
+    tok.save(tmp_path / "tok.json")
+    (tmp_path / "bad.txt").write_bytes(b"ok \xff\n")
+    (tmp_path / "d.jsonl").write_text('{"body": "hello"}\n', encoding="utf-8")
+    t = ["-t", str(tmp_path / "tok.json")]
+    cases = [
+        (
+            ["encode", *t, str(tmp_path / "bad.txt"), str(tmp_path / "bad.txt")],
+            "bad.txt: invalid UTF-8 at byte offset 3: invalid start byte; "
+            "pass --errors replace or --errors skip to read it anyway",
+        ),
+        (
+            ["encode", *t, str(tmp_path / "d.jsonl")],
+            "d.jsonl, line 1: no key 'text' (keys: 'body'); pass --text-field KEY to pick another",
+        ),
+        (
+            ["train", str(tmp_path / "none*.txt"), "--vocab-size", "260", "-o", "x.json"],
+            "none*.txt: No file matches the glob pattern",
+        ),
+        # curve has neither flag: no hint rather than a Python one
+        (["curve", *t, "--text", str(tmp_path / "bad.txt")], "invalid start byte"),
+    ]
+    for argv, message in cases:
+        assert cli.main(argv) == 1
+        err = capsys.readouterr().err
+        assert message in err
+        assert "errors=" not in err and "text_field=" not in err and "iter(" not in err
+    # a rank file given as -t: the flag cannot pass pattern=, so say how to convert it
+    rank_file = tmp_path / "r.tiktoken"
+    tok.save(rank_file, format="tiktoken")
+    assert cli.main(["encode", "-t", str(rank_file), str(tmp_path / "bad.txt")]) == 1
+    err = capsys.readouterr().err
+    assert f"bytepair convert {rank_file} tok.json --to native --pattern P" in err
+    assert "bytepair.load(" not in err
+    # the library keeps its Python hints
+    with pytest.raises(ValueError, match=r"pass errors='replace' or errors='skip'"):
+        list(iter_chunks(tmp_path / "bad.txt"))
+    with pytest.raises(FileNotFoundError, match=r"pass iter\(texts\)"):
+        bytepair.count([str(tmp_path / "none*.txt")])
