@@ -253,23 +253,29 @@ def test_encode_output_never_overwrites_the_tokenizer(tmp_path: Path) -> None:
     assert tok_path.read_bytes() == before
 
 
-def test_an_unreadable_subfolder_is_an_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("denied", ["", "sub"])  # the folder given, or one under it
+def test_an_unreadable_folder_is_a_permission_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, denied: str
 ) -> None:
+    # an unreadable subfolder was skipped silently, an unreadable top folder "held no files"
     # (as root every folder is readable: the refusal is simulated at os.scandir)
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "a.txt").write_text("hello world\n", encoding="utf-8")
-    (tmp_path / "sub" / "b.txt").write_text("other words\n", encoding="utf-8")
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "a.txt").write_text("hello world\n", encoding="utf-8")
+    (corpus / "sub" / "b.txt").write_text("other words\n", encoding="utf-8")
+    refused = str(corpus / denied)
     real = os.scandir
 
     def scandir(path: object) -> object:
-        if os.fspath(path).endswith("sub"):  # type: ignore[call-overload]
+        if os.fspath(path) == refused:  # type: ignore[call-overload]
             raise PermissionError(13, "Permission denied", os.fspath(path))  # type: ignore[call-overload]
         return real(path)  # type: ignore[call-overload]
 
     monkeypatch.setattr(os, "scandir", scandir)
-    with pytest.raises(PermissionError, match="sub"):
-        bytepair.count(str(tmp_path))
+    for call in (bytepair.count, lambda p: bytepair.train(p, 260)):
+        with pytest.raises(PermissionError) as info:
+            call(str(corpus))
+        assert info.value.filename == refused
 
 
 def test_save_goes_through_symlinks_and_never_replaces_a_fifo(tmp_path: Path) -> None:
@@ -377,3 +383,23 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
         list(iter_chunks(tmp_path / "bad.txt"))
     with pytest.raises(FileNotFoundError, match=r"pass iter\(texts\)"):
         bytepair.count([str(tmp_path / "none*.txt")])
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can read any folder"
+)
+def test_a_chmod_000_corpus_folder_is_a_permission_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("hello world\n", encoding="utf-8")
+    corpus.chmod(0)
+    try:
+        with pytest.raises(PermissionError, match="corpus"):
+            bytepair.count(corpus)
+        argv = ["train", str(corpus), "--vocab-size", "260", "-o", str(tmp_path / "t.json")]
+        assert cli.main(argv) == 1
+        assert f"{corpus}: Permission denied" in capsys.readouterr().err
+    finally:
+        corpus.chmod(0o755)
