@@ -72,10 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, BrokenPipeError):  # e.g. `bytepair encode big.txt | head`
             _silence_stdout()
             return 1
-        return _fail(_os_error_message(e))
+        return _fail(_cli_hints(_os_error_message(e), args))
     except (ValueError, KeyError) as e:
         # the library's documented errors for bad data (their messages name the file)
-        return _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
+        return _fail(_cli_hints(e.args[0] if isinstance(e, KeyError) and e.args else str(e), args))
     except KeyboardInterrupt:
         return _fail("interrupted", code=130)
 
@@ -449,7 +449,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 raise CLIError(f"{args.output}: is one of the training inputs; not overwriting it")
 
     start = time.perf_counter()
-    base = bytepair.load(args.base) if args.base else None
+    base = _load_tokenizer(args.base, "--base") if args.base else None
     tok = bytepair.train(
         list(args.files),
         args.vocab_size,
@@ -576,11 +576,16 @@ def _eot_ids(tok, name: str | None) -> list[int]:  # type: ignore[no-untyped-def
 
 
 def _is_plain_text(path: str) -> bool:
+    """Whether ``path`` is one text to stream: a plain-text file, a pipe or a missing file
+    (then the one-text path says so). A folder or a glob is several documents, as
+    several inputs are."""
     from .inputs import file_format
 
-    if not os.path.isfile(path):  # missing, or a folder: the one-text path says so
-        return True
-    return file_format(path) == (None, "text")
+    if os.path.isdir(path):
+        return False
+    if not os.path.exists(path):
+        return not glob.has_magic(path)
+    return not os.path.isfile(path) or file_format(path) == (None, "text")
 
 
 def _print_ids(ids: Iterable[int]) -> None:
@@ -857,11 +862,22 @@ def _merge(pair: tuple[bytes, bytes]) -> str:
 # ------------------------------------------------------------------------------------- io
 
 
-def _load_tokenizer(path: str):  # type: ignore[no-untyped-def]
+def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def]
     import bytepair
 
+    from .formats import _HEAD, tiktoken
+
     if not os.path.exists(path):
-        raise CLIError(f"{path}: No such file or directory (the tokenizer, -t)")
+        raise CLIError(f"{path}: No such file or directory (the tokenizer, {flag})")
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            is_rank_file = tiktoken.looks_like_rank_file(f.read(_HEAD))
+        if is_rank_file:  # bytepair.load would ask for pattern=, which no flag here gives
+            raise CLIError(
+                f"{path}: a .tiktoken rank file does not store its pattern; make a tokenizer "
+                f"file of it first: bytepair convert {path} tok.json --to native --pattern P "
+                "(P: gpt2, cl100k, o200k or a regex)"
+            )
     return bytepair.load(path)
 
 
@@ -937,6 +953,23 @@ def _read_words(path: str | None) -> Iterator[bytes]:
 def _os_error_message(e: OSError) -> str:
     reason = re.sub(r" \(os error \d+\)$", "", e.strerror or str(e))
     return f"{e.filename}: {reason}" if e.filename else reason
+
+
+def _cli_hints(message: str, args: argparse.Namespace) -> str:
+    """A library message with its hints for Python callers worded as this command's flags
+    (or dropped where the command has no such flag)."""
+    from .inputs import _ERRORS_HINT, _PATHS_HINT, _TEXT_FIELD_HINT
+
+    errors = "; pass --errors replace or --errors skip to read it anyway"
+    text_field = "; pass --text-field KEY to pick another"
+    flags = {
+        _ERRORS_HINT: errors if "errors" in args else "",
+        _TEXT_FIELD_HINT: text_field if "text_field" in args else "",
+        _PATHS_HINT: "",  # the command line has no in-memory texts
+    }
+    for hint, flag in flags.items():
+        message = message.replace(hint, flag)
+    return message
 
 
 def _fail(message: str, code: int = 1) -> int:

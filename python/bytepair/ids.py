@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Union
 import regex
 
 from . import _core
-from .formats._io import new_file_mode
+from .formats._io import new_file_mode, replaceable_path
 from .inputs import expand_paths, file_format, iter_chunks
 
 if TYPE_CHECKING:
@@ -133,7 +133,8 @@ def encode_to_file(
             iterable of str (one document each).
         out: the id file. A name ending in ``.npy`` gets a NumPy file; any other name gets
             raw little-endian integers (``.bin`` by convention). Written to a temporary file
-            and renamed, so an interrupted run leaves no partial file.
+            and renamed, so an interrupted run leaves no partial file; a symlink is
+            written through (the link stays), a folder, device or fifo is refused.
         eot: ``True`` puts ``<|endoftext|>`` after every document; a string names another
             special token to put there (or a token of that text: GPT-2's ``vocab.json``
             has ``<|endoftext|>`` as id 50256 without declaring it special).
@@ -151,7 +152,8 @@ def encode_to_file(
     Raises:
         ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, or
             bad input data (as ``iter_chunks``: invalid UTF-8, bad jsonl).
-        OSError: an input cannot be read or the output cannot be written.
+        OSError: an input cannot be read or the output cannot be written (or is a folder,
+            device or fifo).
     """
     out = os.fspath(out)
     eot_id = _eot_id(tok, eot)
@@ -159,6 +161,9 @@ def encode_to_file(
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
         raise FileNotFoundError(2, "No such folder for the output", folder)
+    # written through symlinks; a folder, device or fifo there is refused before any work
+    out_real = os.fspath(replaceable_path(out))
+    sidecar_real = os.fspath(replaceable_path(sidecar_path(out)))
     dtype = ids_dtype(tok.n_vocab)
     n_threads = num_threads or os.cpu_count() or 1
     paths = expand_paths(inputs)  # resolved once: a glob or folder is listed one time only
@@ -166,11 +171,10 @@ def encode_to_file(
         # the output is never an input: named as one it is an error (it would be overwritten);
         # found in a folder or glob (a second run over the same folder), it and its sidecar
         # are skipped rather than read back as documents
-        out_real = os.path.realpath(out)
         raw = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)  # type: ignore[call-overload]
         if any(os.path.realpath(os.fspath(x)) == out_real for x in raw):
             raise ValueError(f"{out}: is one of the inputs; not overwriting it")
-        mine = {out_real, os.path.realpath(sidecar_path(out))}
+        mine = {out_real, sidecar_real}
         paths = [p for p in paths if os.path.realpath(p) not in mine]
     chunks = iter_chunks(
         paths if paths is not None else inputs,  # type: ignore[arg-type]
@@ -183,7 +187,7 @@ def encode_to_file(
     if any("\n" in s for s in specials):  # a cut point could fall inside a special token
         cut = None
 
-    fd, tmp = _temporary_file(out)
+    fd, tmp = _temporary_file(out_real)
     bar = _Progress(progress, _plain_text_bytes(paths))
     try:
         with os.fdopen(fd, "wb") as f:
@@ -210,8 +214,8 @@ def encode_to_file(
             "bytes_read": bar.n_bytes,
             "seconds": round(bar.elapsed, 3),
         }
-        _write_json_atomic(sidecar_path(out), info)
-        os.replace(tmp, out)
+        _write_json_atomic(sidecar_real, info)
+        os.replace(tmp, out_real)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -47,6 +47,10 @@ _COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zst", ".zstd", ".bz2", ".xz")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 # a run of blank lines (empty or whitespace only), starting at a line start
 _BLANK_LINES = re.compile(r"^(?:[^\S\n]*\n)+", re.MULTILINE)
+# hints in messages for Python callers (the command line words them as its flags)
+_PATHS_HINT = " (a list or tuple is read as paths; pass iter(texts) for in-memory texts)"
+_TEXT_FIELD_HINT = "; pass text_field= to pick another"
+_ERRORS_HINT = "; pass errors='replace' or errors='skip' to read it anyway"
 
 
 class CorpusDecodeError(UnicodeDecodeError):
@@ -70,8 +74,8 @@ class CorpusDecodeError(UnicodeDecodeError):
     def __str__(self) -> str:
         where = f" (line {self.line})" if self.line is not None else ""
         return (
-            f"{self.path}: invalid UTF-8 at byte offset {self.offset}{where}: {self.reason}; "
-            "pass errors='replace' or errors='skip' to read it anyway"
+            f"{self.path}: invalid UTF-8 at byte offset {self.offset}{where}: {self.reason}"
+            + _ERRORS_HINT
         )
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
@@ -156,10 +160,9 @@ def expand_paths(inputs: object) -> list[str] | None:
     if isinstance(inputs, (str, os.PathLike)):
         return _expand_one(inputs, hint="")
     if isinstance(inputs, (list, tuple)) and all(isinstance(p, (str, os.PathLike)) for p in inputs):
-        hint = " (a list or tuple is read as paths; pass iter(texts) for in-memory texts)"
         out: list[str] = []
         for p in inputs:
-            out.extend(_expand_one(p, hint))
+            out.extend(_expand_one(p, _PATHS_HINT))
         return out
     return None
 
@@ -485,8 +488,7 @@ def _iter_jsonl(
         if field not in obj:
             keys = ", ".join(map(repr, list(obj)[:10]))
             raise ValueError(
-                f"{path}, line {lineno}: no key {field!r} (keys: {keys}); "
-                "pass text_field= to pick another"
+                f"{path}, line {lineno}: no key {field!r} (keys: {keys})" + _TEXT_FIELD_HINT
             )
         text = obj[field]
         if not isinstance(text, str):
@@ -511,8 +513,8 @@ def _iter_parquet(path: str, column: str, errors: str) -> Iterator[tuple[str, bo
     names = pf.schema_arrow.names
     if column not in names:
         raise ValueError(
-            f"{path}: no column {column!r} (columns: {', '.join(map(repr, names[:20]))}); "
-            "pass text_field= to pick another"
+            f"{path}: no column {column!r} (columns: {', '.join(map(repr, names[:20]))})"
+            + _TEXT_FIELD_HINT
         )
     kind = pf.schema_arrow.field(column).type
     is_binary = pa.types.is_binary(kind) or pa.types.is_large_binary(kind)

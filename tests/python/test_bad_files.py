@@ -82,6 +82,18 @@ def test_truncated_rank_file_line(tok, tmp_path: Path) -> None:
     raises(path, "tiktoken", f"line {len(lines)}", "expected 'base64-token rank'")
 
 
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_bad_line_among_the_first_of_a_rank_file(tok, n: int, tmp_path: Path) -> None:
+    # a damaged line where the format is told apart is still a rank file's bad line, named
+    path = written(tok, "tiktoken", tmp_path)
+    lines = path.read_bytes().splitlines()
+    lines[n - 1] = b"not base64 " + b"x" * 100
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    message = raises(path, "tiktoken", f"line {n}: expected 'base64-token rank'", "b'not base64 x")
+    assert "x" * 50 not in message  # the line is shortened
+    assert bytepair.formats.detect(path) == "tiktoken"
+
+
 def test_malformed_json_names_the_position(tok, tmp_path: Path) -> None:
     path = written(tok, "native", tmp_path)
     path.write_text(path.read_text("utf-8").replace('"merges":', '"merges"', 1), "utf-8")
@@ -385,12 +397,26 @@ def test_rank_file_needs_a_pattern(tok, tmp_path: Path) -> None:
         (b"[1, 2, 3]", "not a tokenizer file"),
         (b'{"model": {"type": "BPE"}, "added_tokens": []}', "pre_tokenizer: expected ByteLevel"),
         (b'{"format": "bytepair", "version": 2}', "unsupported bytepair format version 2"),
+        # a native file of another version without "format" is no GPT-2 vocab.json
+        (
+            b'{"version": 99}',
+            "unsupported bytepair format version 99 (this bytepair reads version 1)",
+        ),
+        (b'{"version": 99, "pattern": "gpt2", "vocab": []}', "format version 99"),
+        (b'{"version": 1, "pattern": "gpt2"}', 'without "format": "bytepair"'),
     ],
 )
 def test_wrong_format(content: bytes, fragment: str, tmp_path: Path) -> None:
     path = tmp_path / "tokenizer.json"
     path.write_bytes(content)
     raises(path, "native", fragment)
+
+
+def test_load_takes_a_path_not_a_document() -> None:
+    with pytest.raises(
+        TypeError, match="load takes the path of a tokenizer file or folder, not a dict"
+    ):
+        bytepair.load({"version": 99})  # type: ignore[arg-type]
 
 
 def test_hf_file_of_another_model(tmp_path: Path) -> None:

@@ -518,8 +518,11 @@ def test_encode_missing_input_and_tokenizer(
     )
     assert main(["decode", "-t", str(tmp_path / "no.json"), str(missing)]) == 1
     assert str(tmp_path / "no.json") in one_error_line(capsys.readouterr().err)
+    # a folder is read as documents (test_hostile.py); an empty one says so
     assert main(["encode", "-t", str(story_tok), str(tmp_path)]) == 1
-    assert one_error_line(capsys.readouterr().err).endswith(f"{tmp_path}: is a folder, not a file")
+    assert one_error_line(capsys.readouterr().err).endswith(
+        f"{tmp_path}: the folder holds no files"
+    )
 
 
 @pytest.mark.parametrize(

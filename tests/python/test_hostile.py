@@ -14,6 +14,7 @@ from oracles import tiktoken_encoding
 
 import bytepair
 from bytepair import cli
+from bytepair.inputs import iter_chunks
 
 BYTES = {i: bytes([i]) for i in range(256)}
 EOT = "<|endoftext|>"
@@ -252,23 +253,29 @@ def test_encode_output_never_overwrites_the_tokenizer(tmp_path: Path) -> None:
     assert tok_path.read_bytes() == before
 
 
-def test_an_unreadable_subfolder_is_an_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("denied", ["", "sub"])  # the folder given, or one under it
+def test_an_unreadable_folder_is_a_permission_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, denied: str
 ) -> None:
+    # an unreadable subfolder was skipped silently, an unreadable top folder "held no files"
     # (as root every folder is readable: the refusal is simulated at os.scandir)
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "a.txt").write_text("hello world\n", encoding="utf-8")
-    (tmp_path / "sub" / "b.txt").write_text("other words\n", encoding="utf-8")
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "a.txt").write_text("hello world\n", encoding="utf-8")
+    (corpus / "sub" / "b.txt").write_text("other words\n", encoding="utf-8")
+    refused = str(corpus / denied)
     real = os.scandir
 
     def scandir(path: object) -> object:
-        if os.fspath(path).endswith("sub"):  # type: ignore[call-overload]
+        if os.fspath(path) == refused:  # type: ignore[call-overload]
             raise PermissionError(13, "Permission denied", os.fspath(path))  # type: ignore[call-overload]
         return real(path)  # type: ignore[call-overload]
 
     monkeypatch.setattr(os, "scandir", scandir)
-    with pytest.raises(PermissionError, match="sub"):
-        bytepair.count(str(tmp_path))
+    for call in (bytepair.count, lambda p: bytepair.train(p, 260)):
+        with pytest.raises(PermissionError) as info:
+            call(str(corpus))
+        assert info.value.filename == refused
 
 
 def test_save_goes_through_symlinks_and_never_replaces_a_fifo(tmp_path: Path) -> None:
@@ -283,3 +290,116 @@ def test_save_goes_through_symlinks_and_never_replaces_a_fifo(tmp_path: Path) ->
     with pytest.raises(OSError, match="not a regular file"):
         tok.save(fifo)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_encode_output_goes_through_symlinks_and_never_replaces_a_fifo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the rule of the tokenizer writers (test above) holds for `encode -o` too
+    tok = bytepair.Tokenizer(BYTES, [])
+    tok.save(tmp_path / "tok.json")
+    (tmp_path / "in.txt").write_text("hi\n", encoding="utf-8")
+    encode = ["encode", "-t", str(tmp_path / "tok.json"), str(tmp_path / "in.txt"), "-o"]
+    target, link = tmp_path / "target.bin", tmp_path / "link.bin"
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    assert cli.main([*encode, str(link), "--no-progress"]) == 0
+    assert link.is_symlink()
+    assert np.fromfile(target, dtype="<u2").tolist() == [104, 105, 10]
+    assert bytepair.open_ids(link).tolist() == [104, 105, 10]
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)
+    assert cli.main([*encode, str(fifo), "--no-progress"]) == 1
+    assert "fifo.bin: is not a regular file (a device or fifo)" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # a folder at the sidecar's name is refused before any work, not after
+    (tmp_path / "ids.bin.json").mkdir()
+    assert cli.main([*encode, str(tmp_path / "ids.bin"), "--no-progress"]) == 1
+    assert "ids.bin.json: is a folder; not replacing it" in capsys.readouterr().err
+    assert not (tmp_path / "ids.bin").exists()
+
+
+def test_cli_encode_one_folder_or_glob_like_several_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tok = bytepair.train(iter(["hello world, hello there"] * 5), 270)
+    tok.save(tmp_path / "tok.json")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("hello world\n", encoding="utf-8")
+    (docs / "b.txt").write_text("hello there", encoding="utf-8")
+    # one line of ids per document (file), as two inputs give
+    expected = [
+        " ".join(map(str, tok.encode("hello world\n"))),
+        " ".join(map(str, tok.encode("hello there"))),
+    ]
+    for inputs in ([str(docs)], [str(docs / "*.txt")], [str(docs / "a.txt"), str(docs / "b.txt")]):
+        assert cli.main(["encode", "-t", str(tmp_path / "tok.json"), *inputs]) == 0
+        assert capsys.readouterr().out.splitlines() == expected
+    # a glob matching nothing says so
+    assert cli.main(["encode", "-t", str(tmp_path / "tok.json"), str(docs / "*.md")]) == 1
+    assert "*.md: No file matches the glob pattern" in capsys.readouterr().err
+
+
+def test_cli_errors_name_cli_flags_not_python_arguments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tok = bytepair.Tokenizer(BYTES, [])
+    tok.save(tmp_path / "tok.json")
+    (tmp_path / "bad.txt").write_bytes(b"ok \xff\n")
+    (tmp_path / "d.jsonl").write_text('{"body": "hello"}\n', encoding="utf-8")
+    t = ["-t", str(tmp_path / "tok.json")]
+    cases = [
+        (
+            ["encode", *t, str(tmp_path / "bad.txt"), str(tmp_path / "bad.txt")],
+            "bad.txt: invalid UTF-8 at byte offset 3: invalid start byte; "
+            "pass --errors replace or --errors skip to read it anyway",
+        ),
+        (
+            ["encode", *t, str(tmp_path / "d.jsonl")],
+            "d.jsonl, line 1: no key 'text' (keys: 'body'); pass --text-field KEY to pick another",
+        ),
+        (
+            ["train", str(tmp_path / "none*.txt"), "--vocab-size", "260", "-o", "x.json"],
+            "none*.txt: No file matches the glob pattern",
+        ),
+        # curve has neither flag: no hint rather than a Python one
+        (["curve", *t, "--text", str(tmp_path / "bad.txt")], "invalid start byte"),
+    ]
+    for argv, message in cases:
+        assert cli.main(argv) == 1
+        err = capsys.readouterr().err
+        assert message in err
+        assert "errors=" not in err and "text_field=" not in err and "iter(" not in err
+    # a rank file given as -t: the flag cannot pass pattern=, so say how to convert it
+    rank_file = tmp_path / "r.tiktoken"
+    tok.save(rank_file, format="tiktoken")
+    assert cli.main(["encode", "-t", str(rank_file), str(tmp_path / "bad.txt")]) == 1
+    err = capsys.readouterr().err
+    assert f"bytepair convert {rank_file} tok.json --to native --pattern P" in err
+    assert "bytepair.load(" not in err
+    # the library keeps its Python hints
+    with pytest.raises(ValueError, match=r"pass errors='replace' or errors='skip'"):
+        list(iter_chunks(tmp_path / "bad.txt"))
+    with pytest.raises(FileNotFoundError, match=r"pass iter\(texts\)"):
+        bytepair.count([str(tmp_path / "none*.txt")])
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can read any folder"
+)
+def test_a_chmod_000_corpus_folder_is_a_permission_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("hello world\n", encoding="utf-8")
+    corpus.chmod(0)
+    try:
+        with pytest.raises(PermissionError, match="corpus"):
+            bytepair.count(corpus)
+        argv = ["train", str(corpus), "--vocab-size", "260", "-o", str(tmp_path / "t.json")]
+        assert cli.main(argv) == 1
+        assert f"{corpus}: Permission denied" in capsys.readouterr().err
+    finally:
+        corpus.chmod(0o755)

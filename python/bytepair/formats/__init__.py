@@ -23,6 +23,8 @@ __all__ = ["FORMATS", "detect", "load", "save"]
 FORMATS = ("native", "gpt2", "tiktoken", "hf")
 
 _HEAD = 1 << 16  # bytes read to tell a format apart
+# the keys of a native file but "format"
+_NATIVE_KEYS = {"version", "pattern", "special_tokens", "vocab", "merges", "metadata"}
 
 
 def detect(path: str | os.PathLike[str]) -> str:
@@ -58,6 +60,10 @@ def _sniff(p: Path) -> tuple[str, object]:
             return "native", doc
         if hf.is_document(doc):
             return "hf", doc
+        if isinstance(doc, dict) and "version" in doc and set(doc) <= _NATIVE_KEYS:
+            # a native file of another version (or one that lost its "format" key)
+            native.check_version(doc, p)
+            raise ValueError(f'{p}: a bytepair tokenizer file without "format": "bytepair"')
         if isinstance(doc, dict) and doc.get("format") == gpt2.SIDECAR_FORMAT:
             raise ValueError(f"{p}: this is the note beside GPT-2 files; load their folder")
         if isinstance(doc, dict) and doc and all(isinstance(v, int) for v in doc.values()):
@@ -96,6 +102,7 @@ def load(
         sha256: for a rank file only: its expected SHA-256 (hex), as tiktoken pins them.
 
     Raises:
+        TypeError: ``path`` is not a ``str`` or ``os.PathLike``.
         FileNotFoundError: the path does not exist.
         ValueError: the file is not a tokenizer file of a known format, is corrupt (the
             message names the file, the line or key, and what is wrong), is a rank file
@@ -103,6 +110,11 @@ def load(
     """
     from . import gpt2, hf, native, tiktoken
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"load takes the path of a tokenizer file or folder, not a {type(path).__name__} "
+            "(in-memory vocab and merges: bytepair.Tokenizer(vocab, merges, ...))"
+        )
     p = Path(path)
     kind, doc = _sniff(p)
     if kind == "tiktoken":

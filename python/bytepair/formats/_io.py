@@ -38,6 +38,24 @@ def new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def replaceable_path(path: PathLike) -> Path:
+    """The file an atomic write to ``path`` replaces: through symlinks, the file they name.
+
+    A rename over a folder, device or fifo would turn it into a regular file, so those are
+    refused (a write through a symlink keeps the link).
+
+    Raises:
+        IsADirectoryError: ``path`` is a folder.
+        OSError: ``path`` is a device, fifo or socket.
+    """
+    real = Path(os.path.realpath(path))
+    if real.is_dir():
+        raise IsADirectoryError(21, "is a folder; not replacing it", os.fspath(real))
+    if real.exists() and not real.is_file():
+        raise OSError(f"{real}: is not a regular file (a device or fifo); not replacing it")
+    return real
+
+
 def write_atomic_many(files: dict[Path, str | bytes]) -> None:
     """Writes several files as ``write_atomic`` does, all temporary files first.
 
@@ -45,13 +63,7 @@ def write_atomic_many(files: dict[Path, str | bytes]) -> None:
     (a full disk, Ctrl-C) leaves all the old files as they were: a GPT-2 folder never ends
     up with a new ``vocab.json`` beside an old ``merges.txt``.
     """
-    # through a symlink to the file it names; never over a device, fifo or folder
-    files = {Path(os.path.realpath(p)): d for p, d in files.items()}
-    for path in files:
-        if path.is_dir():
-            raise IsADirectoryError(21, "is a folder; not replacing it", os.fspath(path))
-        if path.exists() and not path.is_file():
-            raise OSError(f"{path}: is not a regular file (a device or fifo); not replacing it")
+    files = {replaceable_path(p): d for p, d in files.items()}
     temps: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():

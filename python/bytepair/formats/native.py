@@ -133,6 +133,16 @@ def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     write_atomic(path, dump_json(to_document(tok)))
 
 
+def check_version(doc: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Raises ``ValueError`` naming ``path`` unless the document's version is ``VERSION``."""
+    version = doc.get("version")
+    if version != VERSION:
+        raise ValueError(
+            f"{path}: unsupported bytepair format version {version!r} (this bytepair reads "
+            f"version {VERSION})"
+        )
+
+
 def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenizer:
     """Builds a tokenizer from a parsed native document; ``path`` is named in errors."""
     from ..tokenizer import Tokenizer
@@ -140,9 +150,7 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
     def fail(msg: str) -> ValueError:
         return ValueError(f"{path}: {msg}")
 
-    version = doc.get("version")
-    if version != VERSION:
-        raise fail(f"unsupported bytepair format version {version!r} (this reads {VERSION})")
+    check_version(doc, path)
     for key, kind in (
         ("pattern", str),
         ("special_tokens", dict),

@@ -34,20 +34,22 @@ SpecialTokens = Union[Mapping[str, int], Iterable[str], None]
 
 
 def looks_like_rank_file(head: bytes) -> bool:
-    """Whether the first bytes of a file look like ``base64 rank`` lines."""
+    """Whether the first bytes of a file look like ``base64 rank`` lines: most of its first
+    lines are (a damaged line among them is then reported by the reader, with its number)."""
     lines = [line for line in head.splitlines()[:8] if line]
     if len(head) >= 1 << 16:
         lines = lines[:-1]  # the last line may be cut
-    if not lines:
+    return 2 * sum(map(_is_rank_line, lines)) > len(lines)
+
+
+def _is_rank_line(line: bytes) -> bool:
+    parts = line.split()
+    if len(parts) != 2 or not parts[1].isdigit():
         return False
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            return False
-        try:
-            base64.b64decode(parts[0], validate=True)
-        except ValueError:
-            return False
+    try:
+        base64.b64decode(parts[0], validate=True)
+    except ValueError:
+        return False
     return True
 
 
