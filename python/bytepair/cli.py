@@ -73,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             _silence_stdout()
             return 1
         return _fail(_cli_hints(_os_error_message(e), args))
+    except ImportError as e:  # an optional package a file needs (pyarrow, zstandard, ...)
+        return _fail(str(e))
     except (ValueError, KeyError) as e:
         # the library's documented errors for bad data (their messages name the file)
         return _fail(_cli_hints(e.args[0] if isinstance(e, KeyError) and e.args else str(e), args))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -403,3 +404,18 @@ def test_a_chmod_000_corpus_folder_is_a_permission_error(
         assert f"{corpus}: Permission denied" in capsys.readouterr().err
     finally:
         corpus.chmod(0o755)
+
+
+def test_cli_missing_optional_package_is_an_error_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a parquet corpus without pyarrow installed (None in sys.modules makes the import fail)
+    (tmp_path / "c.parquet").write_bytes(b"PAR1 not really")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    out = str(tmp_path / "tok.json")
+    code = cli.main(["train", str(tmp_path / "c.parquet"), "--vocab-size", "260", "-o", out])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("bytepair: error: ") and "install 'pyarrow'" in err
+    assert "Traceback" not in err
