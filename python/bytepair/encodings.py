@@ -149,8 +149,11 @@ def get_encoding(name: str, *, path: PathLike | None = None) -> Tokenizer:
     if key not in _cache:
         spec = _SPECS[name]
         data = _read_rank_file(spec, path)
-        ranks = _parse_ranks(data, path or spec.file)
-        _cache[key] = Tokenizer._from_ranks(ranks, spec.special_tokens, spec.pattern)
+        tok = Tokenizer._from_rank_file(data, spec.special_tokens, spec.pattern)
+        if tok is None:  # not the plain form: read (or rejected, naming the line) in Python
+            ranks = _parse_ranks(data, path or spec.file)
+            tok = Tokenizer._from_ranks(ranks, spec.special_tokens, spec.pattern)
+        _cache[key] = tok
     return _cache[key]
 
 

@@ -154,18 +154,36 @@ class Tokenizer:
         self._ranks_are_ids = True
         return self
 
+    @classmethod
+    def _from_rank_file(
+        cls, data: bytes, special_tokens: dict[str, int], pattern: str
+    ) -> Tokenizer | None:
+        """``_from_ranks`` of a rank file's bytes, read in Rust (no Python object per
+        token); None when a line is not in the plain form (``encodings._parse_ranks`` then
+        reads it or names the line)."""
+        core = _core.CoreBPE.from_rank_file(
+            data, list(special_tokens.items()), _resolve_pattern(pattern)
+        )
+        if core is None:
+            return None
+        self = cls.__new__(cls)
+        self._init([], dict(special_tokens), pattern, None, core=core)
+        self._ranks_are_ids = True
+        return self
+
     def _init(
         self,
         tokens: list[tuple[bytes, int, int | None]],
         specials: dict[str, int],
         pattern: str,
         merges: list[tuple[bytes, bytes]] | None,
+        core: _core.CoreBPE | None = None,
     ) -> None:
         self._pattern = _resolve_pattern(pattern)
         self._pattern_name = pattern
         self._special_tokens = dict(specials)
         self._merges = merges
-        self._core = _core.CoreBPE(tokens, list(specials.items()), self._pattern)
+        self._core = core or _core.CoreBPE(tokens, list(specials.items()), self._pattern)
         self._special_set = frozenset(specials)
         self._matchers: dict[frozenset[str], _core.AllowedSpecial] = {}
         self._metadata: dict[str, Any] = {}

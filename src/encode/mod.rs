@@ -11,6 +11,7 @@
 mod cache;
 mod lookup;
 mod merge;
+pub mod rank_file;
 
 use rustc_hash::FxHashMap;
 
@@ -112,17 +113,22 @@ impl Encoder {
         lengths.sort_unstable();
         lengths.dedup();
         let has_length = |n: usize| lengths.binary_search(&n).is_ok();
+        // (the by-value lookup: these few million lookups were most of the construction)
+        let lookup = TokenIds::new(&token_ids);
         let mut pair_table = FxHashMap::default();
         pair_table.reserve(ranks.len() * 2);
         for (&bytes, &rank) in &ranks {
-            let id = token_ids[bytes];
+            let Some(id) = lookup.get(bytes) else {
+                continue; // (never: every ranked token is in the map)
+            };
             for &k in lengths.iter().take_while(|&&k| k < bytes.len()) {
                 if !has_length(bytes.len() - k) {
                     continue;
                 }
-                if let (Some(&l), Some(&r)) =
-                    (token_ids.get(&bytes[..k]), token_ids.get(&bytes[k..]))
-                {
+                let Some(l) = lookup.get(&bytes[..k]) else {
+                    continue;
+                };
+                if let Some(r) = lookup.get(&bytes[k..]) {
                     pair_table.insert(pair_key(l, r), (rank, id));
                 }
             }
@@ -139,7 +145,7 @@ impl Encoder {
         Ok(Self {
             byte_ids,
             byte_pairs,
-            token_ids: TokenIds::new(&token_ids),
+            token_ids: lookup,
             pair_table,
             decoder,
             special_ids: specials.iter().map(|s| s.1).collect(),

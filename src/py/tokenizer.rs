@@ -187,6 +187,28 @@ impl CoreBPE {
         })
     }
 
+    /// Built from the bytes of a tiktoken rank file (id = rank), or None when a line is not
+    /// in the plain form `encode::rank_file` reads (the Python reader then handles it).
+    #[staticmethod]
+    fn from_rank_file(
+        py: Python<'_>,
+        data: &[u8],
+        special_tokens: Vec<(String, Rank)>,
+        pattern: &str,
+    ) -> PyResult<Option<Self>> {
+        let Some(specs) = py.detach(|| encode::rank_file::parse(data)) else {
+            return Ok(None);
+        };
+        let pattern = pattern.to_string();
+        let enc = py
+            .detach(|| Encoder::new(specs, special_tokens, &pattern))
+            .map_err(to_py)?;
+        Ok(Some(Self {
+            enc,
+            ints: OnceLock::new(),
+        }))
+    }
+
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         let ids = py
             .detach(|| self.enc.encode_ordinary(text))

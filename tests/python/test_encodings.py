@@ -250,3 +250,32 @@ def test_encoding_for_model() -> None:
     assert bytepair.encoding_for_model("text-davinci-003").n_vocab == 50281
     with pytest.raises(KeyError, match="no encoding known"):
         bytepair.encoding_for_model("not-a-model")
+
+
+@pytest.mark.parametrize("name", ["p50k_base", "cl100k_base", "o200k_base"])
+def test_rank_file_read_in_rust_equals_the_python_reader(data_dir: Path, name: str) -> None:
+    data = (data_dir / "tiktoken" / f"{name}.tiktoken").read_bytes()
+    specials = tiktoken_encoding(data_dir, name)._special_tokens
+    fast = bytepair.Tokenizer._from_rank_file(data, specials, name.split("_")[0])
+    slow = bytepair.Tokenizer._from_ranks(
+        encodings._parse_ranks(data, name), specials, name.split("_")[0]
+    )
+    assert fast is not None
+    assert fast._core.tokens() == slow._core.tokens()
+    assert fast._core.recover_merges() == slow._core.recover_merges()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"IQ==\t0\n",  # a tab (tiktoken's reader splits on any whitespace)
+        b"IQ== +0\n",  # a sign
+        b"IQ==  0\n",  # two spaces
+        b" IQ== 0\n",  # a leading space
+        b"IQ== 0\rIg== 1\n",  # a lone \r ends a line for bytes.splitlines
+        b"QR== 0\n",  # non-zero padding bits (Python's base64 accepts them)
+        b"IQ== 0\nIQ== 1\n",  # a token twice (the Python reader names the line)
+    ],
+)
+def test_rank_file_not_in_plain_form_is_left_to_the_python_reader(data: bytes) -> None:
+    assert bytepair.Tokenizer._from_rank_file(data, {}, "gpt2") is None
