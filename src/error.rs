@@ -14,8 +14,12 @@ pub enum Error {
     #[error("pre-tokenization pattern failed on the input: {0}")]
     PatternFailed(String),
 
-    /// A corpus file is not valid UTF-8.
-    #[error("{path}: invalid UTF-8 at byte offset {offset}")]
+    /// A corpus file is not valid UTF-8. (The hint is worded as in `inputs.py`, whose
+    /// `_ERRORS_HINT` the command line rewrites into its `--errors` flag.)
+    #[error(
+        "{path}: invalid UTF-8 at byte offset {offset}; pass errors='replace' or \
+         errors='skip' to read it anyway"
+    )]
     InvalidUtf8 { path: PathBuf, offset: u64 },
 
     /// Reading a corpus file failed.

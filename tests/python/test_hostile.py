@@ -366,6 +366,12 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
         ),
         # curve has neither flag: no hint rather than a Python one
         (["curve", *t, "--text", str(tmp_path / "bad.txt")], "invalid start byte"),
+        # a plain-text file read by the Rust counter (not inputs.py) has the same hint
+        (
+            ["train", str(tmp_path / "bad.txt"), "--vocab-size", "260", "-o", "x.json"],
+            "bad.txt: invalid UTF-8 at byte offset 3; "
+            "pass --errors replace or --errors skip to read it anyway",
+        ),
     ]
     for argv, message in cases:
         assert cli.main(argv) == 1
@@ -384,6 +390,8 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
         list(iter_chunks(tmp_path / "bad.txt"))
     with pytest.raises(FileNotFoundError, match=r"pass iter\(texts\)"):
         bytepair.count([str(tmp_path / "none*.txt")])
+    with pytest.raises(ValueError, match=r"byte offset 3; pass errors='replace' or errors="):
+        bytepair.count(tmp_path / "bad.txt")
 
 
 @pytest.mark.skipif(
