@@ -11,16 +11,22 @@ $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# editable install: Python edits apply at once; Rust edits rebuild on the next make
+# editable install: Python edits apply at once; Rust edits rebuild on the next make.
+# The demo needs bytepair alone; the tests also need the oracles and linters of [test].
 $(VENV)/.installed: $(VENV)/bin/python $(SOURCES)
+	@echo "installing bytepair into $(VENV) (builds the Rust core: about a minute)"
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/bin/python $(SOURCES)
 	@echo "installing bytepair and its test tools into $(VENV) (builds the Rust core: about a minute)"
 	$(PY) -m pip install -q -e '.[test]'
-	touch $@
+	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/bytepair demo
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed-test
 	cargo fmt --check
 	. $(VENV)/bin/activate && cargo clippy --all-targets --features python -- -D warnings
 	$(VENV)/bin/ruff check python tests benches
@@ -30,7 +36,7 @@ lint: $(VENV)/.installed
 cargo-test:
 	cargo test
 
-pytest: $(VENV)/.installed
+pytest: $(VENV)/.installed-test
 	BYTEPAIR_REQUIRE_DATA=$${BYTEPAIR_REQUIRE_DATA:-0} $(PY) -m pytest
 
 test: lint cargo-test pytest
