@@ -185,6 +185,7 @@ class Tokenizer:
         self._merges = merges
         self._core = core or _core.CoreBPE(tokens, list(specials.items()), self._pattern)
         self._special_set = frozenset(specials)
+        self._ordinary_ids: dict[bytes, int] | None = None  # made on first use
         self._matchers: dict[frozenset[str], _core.AllowedSpecial] = {}
         self._metadata: dict[str, Any] = {}
         # ids sort tokens in merge order (trained, or read from ranks): rank = id holds
@@ -633,6 +634,65 @@ class Tokenizer:
     def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
         """The bytes of each token of ``ids``."""
         return [self.decode_single_token_bytes(t) for t in ids]
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` and, for each token, the offset (in characters) in that text
+        where it starts, as tiktoken's ``decode_with_offsets``. A token that starts inside a
+        character (its first byte is a UTF-8 continuation byte) gets that character's offset.
+
+        Raises:
+            KeyError: an id is not in the vocabulary.
+            UnicodeDecodeError: the bytes are not valid UTF-8 (strict, as tiktoken).
+        """
+        pieces = self.decode_tokens_bytes(ids)
+        text = b"".join(pieces).decode("utf-8")
+        offsets = []
+        chars = 0  # characters started by the bytes so far: all but continuation bytes
+        for piece in pieces:
+            inside = 0x80 <= piece[0] < 0xC0
+            offsets.append(max(0, chars - inside))
+            chars += sum(not 0x80 <= b < 0xC0 for b in piece)
+        return text, offsets
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the one token whose bytes are ``text_or_bytes`` (a ``str`` is taken as
+        UTF-8): an ordinary token first, else a special token, as tiktoken.
+
+        Raises:
+            KeyError: no single token has these bytes.
+        """
+        if isinstance(text_or_bytes, str):
+            piece = text_or_bytes.encode("utf-8", "surrogatepass")
+        else:
+            piece = bytes(text_or_bytes)
+        token = self._ordinary().get(piece)
+        if token is None:
+            try:
+                token = self._special_tokens.get(piece.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        if token is None:
+            raise KeyError(text_or_bytes)
+        return token
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether ``token`` is the id of a special token."""
+        return token in self._special_tokens.values()
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary (not special) token, sorted, as tiktoken."""
+        return sorted(self._ordinary())
+
+    def _ordinary(self) -> dict[bytes, int]:
+        """Ordinary token bytes -> id (the lowest id of equal bytes), made on first use."""
+        if self._ordinary_ids is None:
+            special_ids = set(self._special_tokens.values())
+            ids: dict[bytes, int] = {}
+            for i, b in self._core.tokens():  # by id
+                if i not in special_ids:
+                    ids.setdefault(b, i)
+            self._ordinary_ids = ids
+        return self._ordinary_ids
 
     # ------------------------------------------------------------------ properties
 

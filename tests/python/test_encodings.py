@@ -279,3 +279,41 @@ def test_rank_file_read_in_rust_equals_the_python_reader(data_dir: Path, name: s
 )
 def test_rank_file_not_in_plain_form_is_left_to_the_python_reader(data: bytes) -> None:
     assert bytepair.Tokenizer._from_rank_file(data, {}, "gpt2") is None
+
+
+OFFSET_TEXTS = [
+    "",
+    "héllo 🐍 wörld",
+    "中文分词，日本語のテキスト。",
+    "👩‍👩‍👧‍👦 family, 🇫🇷 flag, \u0301 lone mark",
+    "ᚠᛇᚻ᛫ᛒᛦᚦ ꙮ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \U0001f9ea\U0001faa9",  # rare characters split into byte tokens
+    "<|endoftext|> and <|endofprompt|>",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tiktoken_lookups_equal_tiktoken(data_dir: Path, name: str) -> None:
+    tok = bytepair.get_encoding(name)
+    tt = tiktoken_encoding(data_dir, name)
+    assert tok.token_byte_values() == tt.token_byte_values()
+    for text in (
+        OFFSET_TEXTS
+        + read_text(data_dir / "corpora" / "multilingual" / "ja.txt")[:3000].splitlines()
+    ):
+        ids = tok.encode(text, allowed_special="all")
+        assert tok.decode_with_offsets(ids) == tt.decode_with_offsets(ids), text
+    for i in [*range(0, tt.max_token_value + 1, 997), *tt._special_tokens.values()]:
+        if i in tt._special_tokens.values() or i < tt.n_vocab - len(tt._special_tokens):
+            piece = tt.decode_single_token_bytes(i)
+            assert tok.encode_single_token(piece) == tt.encode_single_token(piece) == i
+            assert tok.is_special_token(i) == tt.is_special_token(i)
+    assert tok.encode_single_token(EOT) == tt.encode_single_token(EOT)
+    for missing in ["not one token at all", b"\xff\xfe\xfd\xfc"]:
+        with pytest.raises(KeyError):
+            tt.encode_single_token(missing)
+        with pytest.raises(KeyError):
+            tok.encode_single_token(missing)
+    lone_continuation = [tok.encode_single_token(b"\x80")]  # every single byte is a token
+    for enc in (tok, tt):
+        with pytest.raises(UnicodeDecodeError):
+            enc.decode_with_offsets(lone_continuation)
