@@ -10,7 +10,13 @@ The rules are in DESIGN.md; the pure-Python oracle in ``bytepair.reference``.
 """
 
 from ._core import __version__
-from .encodings import encoding_for_model, get_encoding, list_encoding_names
+from .encodings import (
+    Encoding,
+    encoding_for_model,
+    encoding_name_for_model,
+    get_encoding,
+    list_encoding_names,
+)
 from .formats import load
 from .ids import encode_to_file, open_ids
 from .stream import StreamDecoder
@@ -18,6 +24,7 @@ from .tokenizer import Tokenizer
 from .train import PretokenCounts, count, train, train_bpe, train_from_counts
 
 __all__ = [
+    "Encoding",
     "PretokenCounts",
     "StreamDecoder",
     "Tokenizer",
@@ -25,6 +32,7 @@ __all__ = [
     "count",
     "encode_to_file",
     "encoding_for_model",
+    "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
     "load",

@@ -114,11 +114,20 @@ def encoding_for_model(model_name: str) -> Tokenizer:
     Raises:
         KeyError: an unknown model name.
     """
+    return get_encoding(encoding_name_for_model(model_name))
+
+
+def encoding_name_for_model(model_name: str) -> str:
+    """The name of the encoding of an OpenAI model (``"gpt-4o"`` -> ``"o200k_base"``).
+
+    Raises:
+        KeyError: an unknown model name.
+    """
     if model_name in _MODELS:
-        return get_encoding(_MODELS[model_name])
+        return _MODELS[model_name]
     for prefix in sorted(_MODELS, key=len, reverse=True):
         if model_name.startswith(prefix + "-"):
-            return get_encoding(_MODELS[prefix])
+            return _MODELS[prefix]
     raise KeyError(
         f"no encoding known for model {model_name!r}; use get_encoding(name) with one of "
         f"{', '.join(_SPECS)}"
@@ -153,8 +162,64 @@ def get_encoding(name: str, *, path: PathLike | None = None) -> Tokenizer:
         if tok is None:  # not the plain form: read (or rejected, naming the line) in Python
             ranks = _parse_ranks(data, path or spec.file)
             tok = Tokenizer._from_ranks(ranks, spec.special_tokens, spec.pattern)
+        tok._name = name
         _cache[key] = tok
     return _cache[key]
+
+
+def Encoding(  # noqa: N802 - named as tiktoken's class, which it stands in for
+    name: str,
+    *,
+    pat_str: str,
+    mergeable_ranks: dict[bytes, int],
+    special_tokens: dict[str, int],
+    explicit_n_vocab: int | None = None,
+) -> Tokenizer:
+    """A tokenizer made as ``tiktoken.Encoding(...)`` makes one: ids = ranks.
+
+    Code written for tiktoken runs unchanged with ``bytepair`` in its place, e.g. an
+    encoding extended with special tokens::
+
+        base = bytepair.get_encoding("cl100k_base")
+        enc = bytepair.Encoding(
+            "cl100k_im",
+            pat_str=base._pat_str,
+            mergeable_ranks=base._mergeable_ranks,
+            special_tokens={**base._special_tokens, "<|im_start|>": 100264},
+        )
+
+    Args:
+        name: the encoding's name (``tok.name``).
+        pat_str: the pre-tokenization regex (or a preset name: ``"cl100k"``, ...).
+        mergeable_ranks: token bytes -> rank; the ranks are the ids, dense from 0.
+        special_tokens: special token -> id (ids outside the ranks).
+        explicit_n_vocab: if given, the number of tokens there must be, as in tiktoken.
+
+    Raises:
+        ValueError: the ranks or ids are not usable (see ``formats.tiktoken.from_ranks``), or
+            ``explicit_n_vocab`` does not match.
+        TypeError: a rank's token is not bytes.
+    """
+    from .formats.tiktoken import from_ranks
+
+    for token in mergeable_ranks:
+        if not isinstance(token, bytes):
+            raise TypeError(f"mergeable_ranks: a token must be bytes, got {token!r}")
+    if explicit_n_vocab is not None:
+        n = len(mergeable_ranks) + len(special_tokens)
+        if n != explicit_n_vocab:
+            raise ValueError(
+                f"{name}: {len(mergeable_ranks)} ranks + {len(special_tokens)} special tokens "
+                f"= {n}, but explicit_n_vocab is {explicit_n_vocab}"
+            )
+    tok = from_ranks(mergeable_ranks, dict(special_tokens), pat_str, name)
+    if explicit_n_vocab is not None and tok.n_vocab != explicit_n_vocab:
+        raise ValueError(
+            f"{name}: the largest id is {tok.max_token_value}, but explicit_n_vocab is "
+            f"{explicit_n_vocab}"
+        )
+    tok._name = name
+    return tok
 
 
 def _tiktoken_cache_dir() -> Path:

@@ -137,11 +137,13 @@ class Tokenizer:
             "special_tokens": self._special_tokens,
             "pattern": self._pattern_name,
             "metadata": self._metadata,
+            "name": self._name,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._build(state["vocab"], state["merges"], state["special_tokens"], state["pattern"])
         self._metadata = dict(state.get("metadata", {}))
+        self._name = state.get("name", "bytepair")
 
     @classmethod
     def _from_ranks(
@@ -186,6 +188,7 @@ class Tokenizer:
         self._core = core or _core.CoreBPE(tokens, list(specials.items()), self._pattern)
         self._special_set = frozenset(specials)
         self._ordinary_ids: dict[bytes, int] | None = None  # made on first use
+        self._name = "bytepair"
         self._matchers: dict[frozenset[str], _core.AllowedSpecial] = {}
         self._metadata: dict[str, Any] = {}
         # ids sort tokens in merge order (trained, or read from ranks): rank = id holds
@@ -747,6 +750,34 @@ class Tokenizer:
     def eot_token(self) -> int | None:
         """The id of ``<|endoftext|>``, or None if it is not a special token."""
         return self._special_tokens.get("<|endoftext|>")
+
+    # tiktoken.Encoding's attributes, so that code written for tiktoken runs unchanged
+    # (extending an encoding with special tokens reads _pat_str and _mergeable_ranks)
+
+    @property
+    def name(self) -> str:
+        """The encoding's name (``get_encoding``'s, ``Encoding``'s), else ``"bytepair"``."""
+        return self._name
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest token id (tiktoken's ``max_token_value``)."""
+        return self._core.n_vocab - 1
+
+    @property
+    def _pat_str(self) -> str:
+        return self._pattern
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        """Ordinary token bytes -> rank (= id), as a tiktoken rank file holds them.
+
+        Raises:
+            ValueError: the ids cannot be ranks (see ``formats.tiktoken.ordinary_ranks``).
+        """
+        from .formats.tiktoken import ordinary_ranks
+
+        return ordinary_ranks(self, "mergeable ranks")
 
     def __repr__(self) -> str:
         # a preset's regex is shown by its (first) name, however it was given

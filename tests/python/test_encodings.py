@@ -7,6 +7,7 @@ Oracle: tiktoken ``Encoding`` objects built from the same shared rank files and
 from __future__ import annotations
 
 import hashlib
+import pickle
 import shutil
 import warnings
 from pathlib import Path
@@ -317,3 +318,80 @@ def test_tiktoken_lookups_equal_tiktoken(data_dir: Path, name: str) -> None:
     for enc in (tok, tt):
         with pytest.raises(UnicodeDecodeError):
             enc.decode_with_offsets(lone_continuation)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tiktoken_attributes_equal_tiktoken(data_dir: Path, name: str) -> None:
+    tok = bytepair.get_encoding(name)
+    tt = tiktoken_encoding(data_dir, name)
+    assert (tok.name, tok.max_token_value, tok._pat_str) == (
+        name,
+        tt.max_token_value,
+        tt._pat_str,
+    )
+    assert tok._mergeable_ranks == tt._mergeable_ranks
+    assert tok._special_tokens == tt._special_tokens
+    assert pickle.loads(pickle.dumps(tok)).name == name
+
+
+def test_encoding_extended_as_in_tiktoken(data_dir: Path) -> None:
+    # the tiktoken idiom for adding special tokens, with bytepair in tiktoken's place
+    text = "<|im_start|>user\nhi there<|im_end|><|endoftext|>"
+    made = {}
+    for lib, base in [
+        (bytepair, bytepair.get_encoding("cl100k_base")),
+        (tiktoken, tiktoken_encoding(data_dir, "cl100k_base")),
+    ]:
+        enc = lib.Encoding(
+            name="cl100k_im",
+            pat_str=base._pat_str,
+            mergeable_ranks=base._mergeable_ranks,
+            special_tokens={**base._special_tokens, "<|im_start|>": 100264, "<|im_end|>": 100265},
+        )
+        made[lib.__name__] = enc
+    bp, tt = made["bytepair"], made["tiktoken"]
+    assert bp.name == "cl100k_im" and bp.n_vocab == tt.n_vocab == 100277
+    assert bp.encode(text, allowed_special="all") == tt.encode(text, allowed_special="all")
+    with pytest.raises(ValueError, match=r"special token '<\|im_start\|>', which is disallowed"):
+        bp.encode(text)
+    # explicit_n_vocab: checked as tiktoken checks it (r50k: 50256 ranks + 1 special)
+    r50k = bytepair.get_encoding("r50k_base")
+    kwargs = {"pat_str": "gpt2", "mergeable_ranks": r50k._mergeable_ranks}
+    specials = r50k._special_tokens
+    assert bytepair.Encoding("r", **kwargs, special_tokens=specials, explicit_n_vocab=50257)
+    with pytest.raises(ValueError, match="explicit_n_vocab is 50258"):
+        bytepair.Encoding("r", **kwargs, special_tokens=specials, explicit_n_vocab=50258)
+    with pytest.raises(ValueError, match="explicit_n_vocab is 5"):
+        bytepair.Encoding(
+            "x", pat_str="gpt2", mergeable_ranks={}, special_tokens={}, explicit_n_vocab=5
+        )
+    with pytest.raises(ValueError, match="no tokens"):
+        bytepair.Encoding("x", pat_str="gpt2", mergeable_ranks={}, special_tokens={})
+    with pytest.raises(TypeError, match="must be bytes"):
+        bytepair.Encoding("x", pat_str="gpt2", mergeable_ranks={"a": 0}, special_tokens={})
+
+
+def test_encoding_name_for_model_equals_tiktoken() -> None:
+    import tiktoken.model
+
+    for model in [
+        "gpt-4o",
+        "gpt-4o-mini",
+        "gpt-4",
+        "gpt-4-0613",
+        "gpt-3.5-turbo",
+        "gpt-3.5-turbo-0301",
+        "text-davinci-003",
+        "text-davinci-edit-001",
+        "gpt2",
+        "text-embedding-ada-002",
+        "o1",
+        "o3-mini",
+        "gpt-4.1",
+        "davinci",
+    ]:
+        try:
+            want = tiktoken.model.encoding_name_for_model(model)
+        except KeyError:
+            continue
+        assert bytepair.encoding_name_for_model(model) == want, model

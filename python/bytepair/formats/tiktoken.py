@@ -102,7 +102,6 @@ def load(
         UserWarning: the file is one of OpenAI's (known by its SHA-256) and ``pattern`` is
             not the one its encoding uses: the ids will differ from tiktoken's.
     """
-    from ..tokenizer import Tokenizer
 
     if pattern is None:
         raise ValueError(
@@ -110,25 +109,47 @@ def load(
             f"bytepair.load({os.fspath(path)!r}, pattern='cl100k') (presets: gpt2, cl100k, "
             "o200k; or a regex)"
         )
-    ranks = read_ranks(path, sha256)
+    tok = from_ranks(read_ranks(path, sha256), special_tokens, pattern, str(path))
+    _warn_if_known_with_other_pattern(path, tok.pattern)
+    return tok
+
+
+def from_ranks(
+    ranks: Mapping[bytes, int], special_tokens: SpecialTokens, pattern: str, where: str
+) -> Tokenizer:
+    """A ``Tokenizer`` of tiktoken ranks (ids = ranks, merges recovered from the ranks).
+
+    Args:
+        ranks: token bytes -> rank.
+        special_tokens: as ``load``.
+        pattern: a preset name or a regex.
+        where: names the source in error messages.
+
+    Raises:
+        ValueError: no ranks; a rank or special id outside [0, 2**32); a special token id
+            that is also a rank; ranks with gaps that no special token fills; a single byte
+            with no token.
+    """
+    from ..tokenizer import Tokenizer
+
     if not ranks:
-        raise ValueError(f"{path}: no tokens (an empty rank file)")
+        raise ValueError(f"{where}: no tokens (an empty rank file)")
+    for token, rank in ranks.items():
+        check_id(rank, f"{where}: token {token!r}")
     specials = _special_ids(special_tokens, max(ranks.values()) + 1)
     taken = set(ranks.values())
     for s, i in specials.items():
         check_id(i, f"special token {s!r}")
         if i in taken:
-            raise ValueError(f"{path}: special token {s!r} has id {i}, which is a rank")
-    check_dense(ranks.values(), specials, str(path))
+            raise ValueError(f"{where}: special token {s!r} has id {i}, which is a rank")
+    check_dense(ranks.values(), specials, where)
     missing = [b for b in range(256) if bytes([b]) not in ranks]
     if missing:
-        raise ValueError(f"{path}: no token for the single byte {missing[0]:#04x}")
+        raise ValueError(f"{where}: no token for the single byte {missing[0]:#04x}")
     try:
-        tok = Tokenizer._from_ranks(ranks, specials, pattern)
+        return Tokenizer._from_ranks(dict(ranks), specials, pattern)
     except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
-    _warn_if_known_with_other_pattern(path, tok.pattern)
-    return tok
+        raise ValueError(f"{where}: {e}") from None
 
 
 def _warn_if_known_with_other_pattern(path: PathLike, regex: str) -> None:
