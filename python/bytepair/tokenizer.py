@@ -332,6 +332,16 @@ class Tokenizer:
     def _encode(
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> list[int]:
+        if disallowed_special == "all" and type(allowed_special) in _SETS:
+            # the two common policies, without building sets (a short text is encoded in
+            # less time than `_policy` takes)
+            if not allowed_special:
+                found = self._core.find_special(text) if self._special_tokens else None
+                if found is not None:
+                    raise _disallowed_error(found)
+                return self._core.encode_ordinary(text)
+        elif allowed_special == "all" and disallowed_special == "all":
+            return self._core.encode(text, None)
         matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
         if ordinary:
             return self._core.encode_ordinary(text)
@@ -862,6 +872,9 @@ def _check_id(i: object) -> int:
     if not 0 <= i < 2**32:
         raise ValueError(f"token id {i} is out of range: ids are 0 <= id < 2**32")
     return i
+
+
+_SETS = (frozenset, set)
 
 
 def _disallowed_error(token: str) -> ValueError:
