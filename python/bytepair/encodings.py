@@ -72,32 +72,75 @@ _SPECS = {
 }
 
 # model name (or prefix, ending in "-") -> encoding, as tiktoken's model.py has them
+# model name -> encoding, and name prefixes (tried in this order) -> encoding: tiktoken's
+# tables (tiktoken/model.py), so that every name it knows maps the same way
 _MODELS = {
-    "gpt-4o": "o200k_base",
-    "gpt-4.1": "o200k_base",
-    "gpt-4.5": "o200k_base",
-    "gpt-5": "o200k_base",
-    "o1": "o200k_base",
-    "o3": "o200k_base",
-    "o4-mini": "o200k_base",
-    "gpt-4": "cl100k_base",
-    "gpt-3.5-turbo": "cl100k_base",
-    "gpt-3.5": "cl100k_base",
-    "gpt-35-turbo": "cl100k_base",
-    "text-embedding-ada-002": "cl100k_base",
-    "text-embedding-3-small": "cl100k_base",
-    "text-embedding-3-large": "cl100k_base",
-    "text-davinci-003": "p50k_base",
-    "text-davinci-002": "p50k_base",
-    "code-davinci-002": "p50k_base",
-    "text-davinci-edit-001": "p50k_edit",
-    "code-davinci-edit-001": "p50k_edit",
-    "davinci": "r50k_base",
-    "curie": "r50k_base",
-    "babbage": "r50k_base",
-    "ada": "r50k_base",
+    **dict.fromkeys(["o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"], "o200k_base"),
+    **dict.fromkeys(
+        [
+            "gpt-4",
+            "gpt-3.5-turbo",
+            "gpt-3.5",
+            "gpt-35-turbo",
+            "davinci-002",
+            "babbage-002",
+            "text-embedding-ada-002",
+            "text-embedding-3-small",
+            "text-embedding-3-large",
+        ],
+        "cl100k_base",
+    ),
+    **dict.fromkeys(
+        [
+            "text-davinci-003",
+            "text-davinci-002",
+            "code-davinci-002",
+            "code-davinci-001",
+            "code-cushman-002",
+            "code-cushman-001",
+            "davinci-codex",
+            "cushman-codex",
+        ],
+        "p50k_base",
+    ),
+    **dict.fromkeys(["text-davinci-edit-001", "code-davinci-edit-001"], "p50k_edit"),
+    **dict.fromkeys(
+        [
+            "text-davinci-001",
+            "text-curie-001",
+            "text-babbage-001",
+            "text-ada-001",
+            "davinci",
+            "curie",
+            "babbage",
+            "ada",
+            "text-similarity-davinci-001",
+            "text-similarity-curie-001",
+            "text-similarity-babbage-001",
+            "text-similarity-ada-001",
+            "text-search-davinci-doc-001",
+            "text-search-curie-doc-001",
+            "text-search-babbage-doc-001",
+            "text-search-ada-doc-001",
+            "code-search-babbage-code-001",
+            "code-search-ada-code-001",
+        ],
+        "r50k_base",
+    ),
     "gpt2": "gpt2",
     "gpt-2": "gpt2",
+}
+_MODEL_PREFIXES = {
+    **dict.fromkeys(
+        ["o1-", "o3-", "o4-mini-", "gpt-5", "gpt-4.5-", "gpt-4.1-", "chatgpt-4o-", "gpt-4o-"],
+        "o200k_base",
+    ),
+    **dict.fromkeys(["gpt-4-", "gpt-3.5-turbo-", "gpt-35-turbo-"], "cl100k_base"),
+    "gpt-oss-": "o200k_harmony",  # (an encoding bytepair does not have)
+    "ft:gpt-4o": "o200k_base",
+    **dict.fromkeys(
+        ["ft:gpt-4", "ft:gpt-3.5-turbo", "ft:davinci-002", "ft:babbage-002"], "cl100k_base"
+    ),
 }
 
 _cache: dict[tuple[str, str], Tokenizer] = {}
@@ -125,9 +168,9 @@ def encoding_name_for_model(model_name: str) -> str:
     """
     if model_name in _MODELS:
         return _MODELS[model_name]
-    for prefix in sorted(_MODELS, key=len, reverse=True):
-        if model_name.startswith(prefix + "-"):
-            return _MODELS[prefix]
+    for prefix, name in _MODEL_PREFIXES.items():
+        if model_name.startswith(prefix):
+            return name
     raise KeyError(
         f"no encoding known for model {model_name!r}; use get_encoding(name) with one of "
         f"{', '.join(_SPECS)}"

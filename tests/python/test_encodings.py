@@ -374,24 +374,28 @@ def test_encoding_extended_as_in_tiktoken(data_dir: Path) -> None:
 def test_encoding_name_for_model_equals_tiktoken() -> None:
     import tiktoken.model
 
-    for model in [
-        "gpt-4o",
+    names = list(tiktoken.model.MODEL_TO_ENCODING)
+    names += [p + "x-2025" for p in tiktoken.model.MODEL_PREFIX_TO_ENCODING]
+    names += [
         "gpt-4o-mini",
-        "gpt-4",
+        "chatgpt-4o-latest",
+        "ft:gpt-4o-mini:org::x",
         "gpt-4-0613",
-        "gpt-3.5-turbo",
-        "gpt-3.5-turbo-0301",
-        "text-davinci-003",
-        "text-davinci-edit-001",
-        "gpt2",
-        "text-embedding-ada-002",
-        "o1",
-        "o3-mini",
-        "gpt-4.1",
-        "davinci",
-    ]:
+        "gpt-4.5",
+        "gpt-4.1-nano",
+        "o1-preview",
+        "davinci-002",
+        "davinci-codex",
+        "not-a-model",
+        "gpt",
+        "text-davinci",
+        "ada-002",
+    ]
+    for model in names:
         try:
             want = tiktoken.model.encoding_name_for_model(model)
         except KeyError:
+            with pytest.raises(KeyError):
+                bytepair.encoding_name_for_model(model)
             continue
         assert bytepair.encoding_name_for_model(model) == want, model
