@@ -107,6 +107,18 @@ def tokenizer_sha256(tok: Tokenizer) -> str:
     return hashlib.sha256(canon.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _is_our_sidecar(path: str) -> bool:
+    """Whether ``path`` is the sidecar JSON of an id file this module wrote."""
+    try:
+        if os.path.getsize(path) > 1 << 20:  # (never read a big input to find out)
+            return False
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == SIDECAR_FORMAT
+
+
 def sidecar_path(path: PathLike) -> str:
     """Where the sidecar JSON of an id file lives: the file's path plus ``.json``."""
     return os.fspath(path) + ".json"
@@ -172,9 +184,15 @@ def encode_to_file(
         # found in a folder or glob (a second run over the same folder), it and its sidecar
         # are skipped rather than read back as documents
         raw = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)  # type: ignore[call-overload]
-        if any(os.path.realpath(os.fspath(x)) == out_real for x in raw):
-            raise ValueError(f"{out}: is one of the inputs; not overwriting it")
         mine = {out_real, sidecar_real}
+        if mine & {os.path.realpath(os.fspath(x)) for x in raw}:
+            raise ValueError(f"{out}: it or its sidecar is one of the inputs; not overwriting it")
+        found = mine & {os.path.realpath(p) for p in paths}
+        if found and not _is_our_sidecar(sidecar_real):
+            raise ValueError(
+                f"{out}: the inputs hold {sorted(found)[0]}, which is not an id file written "
+                "by bytepair (it has no bytepair sidecar); not overwriting it"
+            )
         paths = [p for p in paths if os.path.realpath(p) not in mine]
     chunks = iter_chunks(
         paths if paths is not None else inputs,  # type: ignore[arg-type]

@@ -174,6 +174,33 @@ def test_encode_output_is_never_an_input(tmp_path: Path, gpt2: bytepair.Tokenize
         assert bytepair.open_ids(folder / "ids.npy").tolist() == gpt2.encode("hello world\n")
 
 
+def test_encode_output_never_replaces_a_document_of_its_inputs(
+    tmp_path: Path, gpt2: bytepair.Tokenizer
+) -> None:
+    # found in a folder or glob, by a symlink, or named as the sidecar: refused, file kept
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello world\n", encoding="utf-8")
+    doc = folder / "b.txt"
+    doc.write_text("a document\n", encoding="utf-8")
+    link = tmp_path / "link.bin"
+    link.symlink_to(doc)
+    side = tmp_path / "out.bin.json"
+    side.symlink_to(tmp_path / "named.txt")
+    (tmp_path / "named.txt").write_text("named\n", encoding="utf-8")
+    cases = [
+        (folder, doc, "which is not an id file written by bytepair"),
+        (str(folder / "*.txt"), doc, "which is not an id file written by bytepair"),
+        (folder, link, "which is not an id file written by bytepair"),
+        ([folder, tmp_path / "named.txt"], tmp_path / "out.bin", "its sidecar is one of the"),
+    ]
+    for inputs, out, message in cases:
+        with pytest.raises(ValueError, match=message):
+            bytepair.encode_to_file(gpt2, inputs, out, progress=False)
+        assert doc.read_text(encoding="utf-8") == "a document\n"
+        assert (tmp_path / "named.txt").read_text(encoding="utf-8") == "named\n"
+
+
 def test_show_escapes_control_characters() -> None:
     from bytepair.show import render_terminal
 
