@@ -608,6 +608,11 @@ def _print_ids(ids: Iterable[int]) -> None:
 def _cmd_show(args: argparse.Namespace) -> int:
     from . import show
 
+    if args.html:  # the page never replaces what it shows
+        page_path = os.path.realpath(args.html)
+        for what, path in (("the tokenizer", args.tokenizer), ("the input", args.file)):
+            if path is not None and os.path.realpath(path) == page_path:
+                raise CLIError(f"{args.html}: is {what}; not overwriting it")
     tok = _load_tokenizer(args.tokenizer)
     if args.file is not None:
         text = "".join(_read_text(args.file))

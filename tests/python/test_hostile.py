@@ -454,3 +454,22 @@ def test_cli_missing_optional_package_is_an_error_line_not_a_traceback(
     assert code == 1
     assert err.startswith("bytepair: error: ") and "install 'pyarrow'" in err
     assert "Traceback" not in err
+
+
+def test_cli_show_html_never_replaces_the_tokenizer_or_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tok = tmp_path / "tok.json"
+    bytepair.Tokenizer(BYTES, []).save(tok)
+    before = tok.read_bytes()
+    text = tmp_path / "x.txt"
+    text.write_text("hello\n", encoding="utf-8")
+    for argv in (
+        ["show", "-t", str(tok), "hi", "--html", str(tok)],
+        ["show", "-t", str(tok), "--file", str(text), "--html", str(text)],
+    ):
+        assert cli.main(argv) == 1
+        assert "not overwriting it" in capsys.readouterr().err
+    assert tok.read_bytes() == before and text.read_text(encoding="utf-8") == "hello\n"
+    assert cli.main(["show", "-t", str(tok), "hi", "--html", str(tmp_path / "p.html")]) == 0
+    assert "<html" in (tmp_path / "p.html").read_text(encoding="utf-8").lower()
