@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from oracles import tiktoken_encoding
 
 import bytepair
 from bytepair import ids as ids_mod
@@ -169,7 +170,7 @@ def test_custom_pattern_streams_long_documents(tmp_path: Path, small_units: None
 
 
 def test_uncuttable_text_is_streamed(tmp_path: Path, small_units: None) -> None:
-    # no letter before a newline and no newline before a letter: no exact cut for cl100k
+    # no newline at all: no exact cut
     text = "1234. " * 2000
     tok = bytepair.train(iter([text]), 270, pattern="cl100k")
     chunks = iter([(text[:4000], False), (text[4000:8000], False), (text[8000:], True)])
@@ -417,3 +418,18 @@ def test_cli_eot_token_names_another_special(tmp_path: Path) -> None:
     args = ["encode", "-t", str(tok_path), str(src), "-o", str(out), "--no-progress"]
     assert main([*args, "--eot", "--eot-token", "<|b|>"]) == 0
     assert bytepair.open_ids(out).tolist() == tok.encode("some text") + [257]
+
+
+def test_cuts_agree_with_tiktoken_where_unicode_tables_differ(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # U+10955 is a letter to Python's `regex`, not to tiktoken's regex tables: o200k keeps
+    # " \U00010955\n\n" as one pre-token, so no cut may fall before its newlines (found by QA)
+    tt = tiktoken_encoding(data_dir, "o200k_base")
+    tok = encoding(data_dir, "o200k_base")
+    text = " \U00010955\n\n1" * 300_000
+    path = tmp_path / "u.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    out = tmp_path / "u.npy"
+    bytepair.encode_to_file(tok, path, out, progress=False)
+    assert bytepair.open_ids(out).tolist() == tt.encode_ordinary(text)
