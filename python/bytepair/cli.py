@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except _Terminated as e:  # SIGTERM / SIGHUP (timeout, Slurm, docker stop): clean up too
         return _fail(f"terminated by signal {e.signum}", code=128 + e.signum)
     except CLIError as e:
-        return _fail(str(e))
+        return _fail(_cli_hints(str(e), args))
     except OSError as e:
         if isinstance(e, BrokenPipeError):  # e.g. `bytepair encode big.txt | head`
             _silence_stdout()
@@ -924,8 +924,10 @@ def _read_text(path: str | None, errors: str = "strict") -> Iterator[str]:
             except UnicodeDecodeError as e:
                 where = offset - pending + e.start
                 bad = e.object[e.start : e.start + 1].hex()
+                from .inputs import _ERRORS_HINT  # (worded as --errors by `_cli_hints`)
+
                 raise CLIError(
-                    f"{name}: invalid UTF-8 at byte offset {where} (byte 0x{bad})"
+                    f"{name}: invalid UTF-8 at byte offset {where} (byte 0x{bad})" + _ERRORS_HINT
                 ) from None
             if text:
                 yield text

@@ -393,7 +393,12 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
         ),
         # curve has neither flag: no hint rather than a Python one
         (["curve", *t, "--text", str(tmp_path / "bad.txt")], "invalid start byte"),
-        # a plain-text file read by the Rust counter (not inputs.py) has the same hint
+        # one file read by the CLI itself, and a plain-text file read by the Rust counter
+        (
+            ["encode", *t, str(tmp_path / "bad.txt")],
+            "bad.txt: invalid UTF-8 at byte offset 3 (byte 0xff); "
+            "pass --errors replace or --errors skip to read it anyway",
+        ),
         (
             ["train", str(tmp_path / "bad.txt"), "--vocab-size", "260", "-o", "x.json"],
             "bad.txt: invalid UTF-8 at byte offset 3; "
