@@ -478,3 +478,20 @@ def test_cli_show_html_never_replaces_the_tokenizer_or_input(
     assert tok.read_bytes() == before and text.read_text(encoding="utf-8") == "hello\n"
     assert cli.main(["show", "-t", str(tok), "hi", "--html", str(tmp_path / "p.html")]) == 0
     assert "<html" in (tmp_path / "p.html").read_text(encoding="utf-8").lower()
+
+
+def test_output_through_a_dangling_symlink_names_the_output(
+    tmp_path: Path, gpt2: bytepair.Tokenizer
+) -> None:
+    (tmp_path / "in.txt").write_text("hello\n", encoding="utf-8")
+    for out in (tmp_path / "ids.npy", tmp_path / "tok.json"):
+        out.symlink_to(tmp_path / "missing" / out.name)
+    with pytest.raises(
+        FileNotFoundError, match=r"No such folder for the file this symlink names .*ids\.npy"
+    ):
+        bytepair.encode_to_file(gpt2, tmp_path / "in.txt", tmp_path / "ids.npy", progress=False)
+    with pytest.raises(
+        FileNotFoundError, match=r"No such folder for the file this symlink names .*tok\.json"
+    ):
+        gpt2.save(tmp_path / "tok.json")
+    assert not list(tmp_path.glob("*.tmp")) and not (tmp_path / "missing").exists()
