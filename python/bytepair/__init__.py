@@ -41,3 +41,12 @@ __all__ = [
     "train_bpe",
     "train_from_counts",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `bytepair.reference` (the pure-Python oracle) without importing it on every start
+    if name == "reference":
+        import importlib
+
+        return importlib.import_module(".reference", __name__)
+    raise AttributeError(f"module 'bytepair' has no attribute {name!r}")

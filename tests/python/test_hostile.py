@@ -495,3 +495,16 @@ def test_output_through_a_dangling_symlink_names_the_output(
     ):
         gpt2.save(tmp_path / "tok.json")
     assert not list(tmp_path.glob("*.tmp")) and not (tmp_path / "missing").exists()
+
+
+def test_reference_train_bpe_refuses_a_file_name(tmp_path: Path) -> None:
+    # bytepair.train_bpe takes a path, bytepair.reference.train_bpe the text (found by QA)
+    import bytepair as bp  # the oracle is reachable as an attribute, without importing it
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low low lower lowest\n", encoding="utf-8")
+    for name in (str(corpus), corpus):
+        with pytest.raises(TypeError, match="is the name of a file: pass its text"):
+            bp.reference.train_bpe(name, 260)
+    _, merges = bp.reference.train_bpe(corpus.read_text(encoding="utf-8"), 259)
+    assert merges == bp.train_bpe(corpus, 259)[1] == [(b"o", b"w"), (b"l", b"ow"), (b" ", b"low")]

@@ -86,6 +86,16 @@ def _pairs(ids: list[int]) -> list[Pair]:
     return list(zip(ids, ids[1:]))
 
 
+def _is_a_file_name(text: object) -> bool:
+    """Whether ``text`` is one short line that names an existing file."""
+    if not isinstance(text, str) or len(text) > 4096 or "\n" in text:
+        return False
+    try:
+        return os.path.isfile(text)
+    except (OSError, ValueError):  # NUL bytes, names too long
+        return False
+
+
 def train_bpe(
     text_or_texts: str | Iterable[str],
     vocab_size: int,
@@ -135,6 +145,13 @@ def train_bpe(
         raise ValueError(
             f"vocab_size={vocab_size} is too small: it must be at least 256 (single bytes) + "
             f"{len(special_tokens)} (special tokens) = {256 + len(special_tokens)}"
+        )
+    if isinstance(text_or_texts, os.PathLike) or _is_a_file_name(text_or_texts):
+        # bytepair.train_bpe takes a path and this one text: name the mix-up, do not train
+        # on the 20 characters of a file name
+        raise TypeError(
+            f"train_bpe takes the corpus text, and {os.fspath(text_or_texts)!r} is the name "
+            "of a file: pass its text, or use train_bpe_file(path)"  # type: ignore[arg-type]
         )
     texts = [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
 
@@ -265,6 +282,13 @@ def train_bpe_continue(
     base = ReferenceTokenizer(vocab, merges, special_tokens, pattern)
     if vocab_size < max(vocab) + 1:
         raise ValueError(f"vocab_size={vocab_size} is below the {max(vocab) + 1} existing ids")
+    if isinstance(text_or_texts, os.PathLike) or _is_a_file_name(text_or_texts):
+        # bytepair.train_bpe takes a path and this one text: name the mix-up, do not train
+        # on the 20 characters of a file name
+        raise TypeError(
+            f"train_bpe takes the corpus text, and {os.fspath(text_or_texts)!r} is the name "
+            "of a file: pass its text, or use train_bpe_file(path)"  # type: ignore[arg-type]
+        )
     texts = [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
     pretoken_counts = count_pretokens(texts, special_tokens, pattern)
     words = [base._encode_piece(piece) for piece in pretoken_counts]
