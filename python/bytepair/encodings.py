@@ -289,20 +289,33 @@ def _read_rank_file(spec: _Spec, path: PathLike | None) -> bytes:
         data = Path(path).read_bytes()
         _check_hash(data, spec, Path(path))
         return data
+    # a damaged copy in a cache is passed over, as tiktoken fetches it again
+    damaged: ValueError | None = None
     for candidate in _candidates(spec):
         if candidate.is_file():
             data = candidate.read_bytes()
-            _check_hash(data, spec, candidate)
+            try:
+                _check_hash(data, spec, candidate)
+            except ValueError as e:
+                damaged = damaged or e
+                continue
             return data
-    return _download(spec)
+    try:
+        return _download(spec)
+    except FileNotFoundError:
+        if damaged is not None:
+            raise damaged from None
+        raise
 
 
 def _check_hash(data: bytes, spec: _Spec, where: Path) -> None:
     got = hashlib.sha256(data).hexdigest()
     if got != spec.sha256:
+        other = next((s.file for s in _SPECS.values() if s.sha256 == got), None)
+        what = f"it is {other}.tiktoken" if other else "the file is damaged or another encoding"
         raise ValueError(
             f"{where}: SHA-256 {got} is not that of tiktoken's {spec.file}.tiktoken "
-            f"({spec.sha256}); the file is damaged or another encoding"
+            f"({spec.sha256}); {what}"
         )
 
 

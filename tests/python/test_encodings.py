@@ -226,6 +226,18 @@ def test_lookup_order_and_tiktoken_cache_names(
     )
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
     assert bytepair.get_encoding("r50k_base").encode("hello world") == [31373, 995]
+    # a damaged copy in the cache is passed over for a good one (as tiktoken fetches it
+    # again); with no good copy anywhere, the error names the damaged file
+    encodings._cache.clear()
+    damaged = cache / hashlib.sha1(url.encode()).hexdigest()
+    damaged.write_bytes(damaged.read_bytes()[:-10])
+    monkeypatch.setenv("BYTEPAIR_DATA", str(data_dir))
+    assert bytepair.get_encoding("r50k_base").encode("hello world") == [31373, 995]
+    encodings._cache.clear()
+    monkeypatch.delenv("BYTEPAIR_DATA")
+    monkeypatch.setenv("BYTEPAIR_OFFLINE", "1")
+    with pytest.raises(ValueError, match=f"{damaged.name}: SHA-256 .* damaged"):
+        bytepair.get_encoding("r50k_base")
     # an explicit path wins
     encodings._cache.clear()
     own = tmp_path / "own"
@@ -239,7 +251,7 @@ def test_bad_rank_files_and_names(data_dir: Path, tmp_path: Path) -> None:
         bytepair.get_encoding("cl100k")
     wrong = tmp_path / "wrong.tiktoken"
     shutil.copy(data_dir / "tiktoken" / "p50k_base.tiktoken", wrong)
-    with pytest.raises(ValueError, match="SHA-256"):
+    with pytest.raises(ValueError, match="SHA-256 .* it is p50k_base.tiktoken"):
         bytepair.get_encoding("r50k_base", path=wrong)
     with pytest.raises(ValueError, match="line 2"):
         encodings._parse_ranks(b"IQ== 0\nnot-base64!! 1\n", "x.tiktoken")
