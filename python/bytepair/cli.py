@@ -367,8 +367,10 @@ def _add_tokenizer_arg(p: argparse.ArgumentParser) -> None:
         "--tokenizer",
         required=True,
         metavar="TOK",
-        help="tokenizer: a bytepair JSON file (from `bytepair train`), a HF tokenizer.json, or "
-        "a folder with GPT-2 vocab.json + merges.txt (see `bytepair convert`)",
+        help="tokenizer: a bytepair JSON file (from `bytepair train`), a HF tokenizer.json, "
+        "a folder with GPT-2 vocab.json + merges.txt (see `bytepair convert`), or the name "
+        "of an OpenAI encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, "
+        "o200k_base; as bytepair.get_encoding)",
     )
 
 
@@ -875,17 +877,33 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
     from .formats import _HEAD, tiktoken
 
     if not os.path.exists(path):
+        if path in bytepair.list_encoding_names():
+            return bytepair.get_encoding(path)
         raise CLIError(f"{path}: No such file or directory (the tokenizer, {flag})")
     if os.path.isfile(path):
         with open(path, "rb") as f:
             is_rank_file = tiktoken.looks_like_rank_file(f.read(_HEAD))
         if is_rank_file:  # bytepair.load would ask for pattern=, which no flag here gives
-            raise CLIError(
-                f"{path}: a .tiktoken rank file does not store its pattern; make a tokenizer "
-                f"file of it first: bytepair convert {path} tok.json --to native --pattern P "
-                "(P: gpt2, cl100k, o200k or a regex)"
-            )
+            raise CLIError(f"{path}: {_rank_file_hint(path, flag)}")
     return bytepair.load(path)
+
+
+def _rank_file_hint(path: str, flag: str) -> str:
+    """How to use a rank file, which does not store its pattern or special tokens."""
+    import hashlib
+
+    from .encodings import _SPECS
+
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    names = [name for name, spec in _SPECS.items() if spec.sha256 == digest]
+    if names:  # one of OpenAI's: its name gives the pattern and the special tokens
+        return f"this is the rank file of {' / '.join(names)}: pass {flag} {names[-1]}"
+    return (
+        "a .tiktoken rank file does not store its pattern; make a tokenizer file of it first: "
+        f"bytepair convert {path} tok.json --to native --pattern P (P: gpt2, cl100k, o200k "
+        "or a regex)"
+    )
 
 
 def _open_input(path: str | None) -> tuple[BinaryIO, str, bool]:

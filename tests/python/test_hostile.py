@@ -508,3 +508,18 @@ def test_reference_train_bpe_refuses_a_file_name(tmp_path: Path) -> None:
             bp.reference.train_bpe(name, 260)
     _, merges = bp.reference.train_bpe(corpus.read_text(encoding="utf-8"), 259)
     assert merges == bp.train_bpe(corpus, 259)[1] == [(b"o", b"w"), (b"l", b"ow"), (b" ", b"low")]
+
+
+def test_cli_tokenizer_by_encoding_name(
+    data_dir: Path, local_encodings: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "t.txt"
+    text.write_text("hello world <|endoftext|>\n", encoding="utf-8")
+    cl100k = bytepair.get_encoding("cl100k_base")
+    assert cli.main(["encode", "-t", "cl100k_base", str(text), "--allow-special"]) == 0
+    out = capsys.readouterr().out.split()
+    assert out == [str(i) for i in cl100k.encode(text.read_text(), allowed_special="all")]
+    # OpenAI's rank file itself: the hint names the encoding, which brings its specials
+    rank_file = data_dir / "tiktoken" / "cl100k_base.tiktoken"
+    assert cli.main(["encode", "-t", str(rank_file), str(text)]) == 1
+    assert "this is the rank file of cl100k_base: pass -t cl100k_base" in capsys.readouterr().err
