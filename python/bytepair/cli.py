@@ -634,6 +634,11 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_curve(args: argparse.Namespace) -> int:
     from . import curve
 
+    if args.output:  # a bad image name or a missing matplotlib fails before the work
+        try:
+            curve.check_plot_target(args.output)
+        except (ImportError, ValueError) as e:
+            raise CLIError(str(e)) from None
     tok = _load_tokenizer(args.tokenizer)
     base = 256 + len(tok.special_tokens)
     top = base + len(tok.merges)

@@ -23,7 +23,9 @@ pre-token once with the first ``k`` merges and weights it by how often it occurs
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
@@ -176,23 +178,44 @@ def format_table(points: Sequence[CurvePoint]) -> str:
     return "\n".join(rows)
 
 
+# what matplotlib's Agg backend writes, by file extension
+PLOT_FORMATS = ("png", "svg", "svgz", "pdf", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+
+
+def check_plot_target(path: str | os.PathLike[str]) -> None:
+    """Fails early (before any work) if ``plot_curve`` could not write ``path``.
+
+    Raises:
+        ValueError: the extension is not an image format matplotlib writes.
+        ImportError: matplotlib is not installed (``pip install 'bytepair[plot]'``).
+    """
+    ext = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    if ext not in PLOT_FORMATS:
+        raise ValueError(
+            f"{os.fspath(path)}: the image format comes from the file name; use one of "
+            + ", ".join("." + f for f in PLOT_FORMATS)
+        )
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ImportError(
+            "plotting needs matplotlib: pip install 'bytepair[plot]' (or pip install matplotlib)"
+        )
+
+
 def plot_curve(points: Sequence[CurvePoint], path: PathLike, title: str = "") -> None:
     """Saves the curve as an image (PNG, SVG, PDF: from the name) with matplotlib.
 
     Two panels over the vocabulary size (log scale): bytes per token and tokens per document.
 
     Raises:
+        ValueError: the extension is not an image format (see ``PLOT_FORMATS``).
         ImportError: matplotlib is not installed (``pip install 'bytepair[plot]'``).
     """
-    try:
-        import matplotlib
+    check_plot_target(path)
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        raise ImportError(
-            "plotting needs matplotlib: pip install 'bytepair[plot]' (or pip install matplotlib)"
-        ) from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     sizes = [p.vocab_size for p in points]
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(6, 6))
     top.plot(sizes, [p.bytes_per_token for p in points], marker="o")

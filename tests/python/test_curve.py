@@ -129,6 +129,19 @@ def test_cli_curve_table_and_plot(
     assert "makes vocabularies of 257 to 500 tokens" in capsys.readouterr().err
 
 
+def test_cli_curve_bad_image_target_fails_before_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the tokenizer does not even exist: the image name is checked first (found by QA)
+    args = ["curve", "-t", str(tmp_path / "missing.json"), "--text", str(tmp_path / "x.txt")]
+    assert main([*args, "-o", str(tmp_path / "curve.json")]) == 1
+    err = capsys.readouterr().err
+    assert "curve.json: the image format comes from the file name; use one of .png" in err
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    assert main([*args, "-o", str(tmp_path / "curve.png")]) == 1
+    assert "plotting needs matplotlib: pip install 'bytepair[plot]'" in capsys.readouterr().err
+
+
 def test_held_out_jsonl_is_one_document_per_line(tok: bytepair.Tokenizer, tmp_path: Path) -> None:
     rows = ["The first row.", "A second, longer row of text!", "x"]
     path = tmp_path / "held.jsonl"
