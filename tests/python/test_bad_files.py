@@ -390,7 +390,7 @@ def test_rank_file_needs_a_pattern(tok, tmp_path: Path) -> None:
     [
         (b"hello world\n", "not a tokenizer file"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "not a tokenizer file"),
-        (b"", "not a tokenizer file"),
+        (b"", "the file is empty"),
         (b'{"format": "other", "version": 1}', "JSON, but not a tokenizer file"),
         (b'{"a": 0, "b": 1}', "looks like a GPT-2 vocab.json alone"),
         (b'{"format": "bytepair-gpt2", "pattern": "gpt2"}', "the note beside GPT-2 files"),
@@ -598,6 +598,17 @@ def test_hf_bad_regex(tok, tmp_path: Path) -> None:
 def test_empty_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="folder has no tokenizer files"):
         bytepair.load(tmp_path)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"  \r\n"])
+def test_empty_file_says_so(tmp_path: Path, content: bytes) -> None:
+    for name in ("tok.json", "ranks.tiktoken"):
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=f"{name}: the file is empty"):
+            bytepair.load(path, pattern="gpt2") if name.endswith("tiktoken") else bytepair.load(
+                path
+            )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,6 +54,8 @@ def _sniff(p: Path) -> tuple[str, object]:
         )
     with open(p, "rb") as f:
         head = f.read(_HEAD)
+    if not head.strip():
+        raise ValueError(f"{p}: the file is empty" + (" (only whitespace)" if head else ""))
     if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{":
         doc = parse_json(p.read_bytes(), p)
         if isinstance(doc, dict) and doc.get("format") == native.FORMAT:
