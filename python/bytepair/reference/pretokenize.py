@@ -16,6 +16,11 @@ Example with the GPT-2 pattern::
 
 Patterns use the syntax of the third-party ``regex`` module (``\\p{L}`` for letters,
 possessive quantifiers such as ``++``), which the standard ``re`` module lacks.
+
+One known difference from tiktoken (and bytepair's Rust core, which follow the Rust regex
+crate): the ``regex`` module may ship newer Unicode tables, so a character assigned in a recent
+Unicode version (U+10955, say) can be a letter here and not there. On such text this oracle
+splits differently; tiktoken's ids are the rule (DESIGN.md §2).
 """
 
 from __future__ import annotations
