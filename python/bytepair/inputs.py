@@ -94,7 +94,7 @@ def iter_chunks(
     What ``inputs`` may be:
 
     - a path (``str`` or ``os.PathLike``) to a file, or to a directory (every file under it,
-      recursively, in sorted path order);
+      recursively, in sorted path order, but hidden ones: ``.git``, ``.DS_Store``, ...);
     - a glob pattern (``"data/*.jsonl.gz"``, ``"**"`` recursive), when no file has that exact
       name: the matches in sorted order (an error if there are none);
     - a ``list`` or ``tuple`` of those (in the order given);
@@ -181,7 +181,7 @@ def _expand_one(path: PathLike, hint: str) -> list[str]:
         for m in sorted(glob.glob(p, recursive=True)):
             found.extend(_walk(m) if os.path.isdir(m) else [m])
         if found:
-            return found
+            return _once(found)
         raise FileNotFoundError(2, "No file matches the glob pattern" + hint, p)
     raise FileNotFoundError(2, "No such file or directory" + hint, p)
 
@@ -190,12 +190,25 @@ def _raise(e: OSError) -> None:
     raise e
 
 
+def _once(paths: list[str]) -> list[str]:
+    """Each file once, however many ways a glob reached it (a symlinked folder loop)."""
+    seen: set[str] = set()
+    out = []
+    for p in paths:
+        real = os.path.realpath(p)
+        if real not in seen:
+            seen.add(real)
+            out.append(p)
+    return out
+
+
 def _walk(folder: str) -> list[str]:
     out = []
     # an unreadable subfolder is an error, not a silently smaller corpus
     for root, dirs, files in os.walk(folder, onerror=_raise):
-        dirs.sort()
-        out.extend(os.path.join(root, f) for f in files)
+        # hidden files and folders (.git, .DS_Store, editor backups) are not documents
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out.extend(os.path.join(root, f) for f in files if not f.startswith("."))
     return sorted(out)
 
 

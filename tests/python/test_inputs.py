@@ -345,6 +345,21 @@ def test_folders_globs_and_lists(tmp_path: Path) -> None:
     assert inputs.expand_paths(iter(["text"])) is None
 
 
+def test_folders_skip_hidden_files_and_globs_list_each_file_once(tmp_path: Path) -> None:
+    (tmp_path / "corpus" / ".git" / "objects").mkdir(parents=True)
+    (tmp_path / "corpus" / ".git" / "objects" / "ab").write_bytes(b"\x78\x9c\xff")
+    (tmp_path / "corpus" / ".DS_Store").write_bytes(b"\x00\x01")
+    (tmp_path / "corpus" / "a.txt").write_text("A", encoding="utf-8")
+    (tmp_path / "corpus" / "sub").mkdir()
+    (tmp_path / "corpus" / "sub" / "b.txt").write_text("B", encoding="utf-8")
+    (tmp_path / "corpus" / "sub" / "loop").symlink_to(tmp_path / "corpus")  # a folder loop
+    assert docs_of(iter_chunks(tmp_path / "corpus")) == ["A", "B"]
+    assert docs_of(iter_chunks(str(tmp_path / "corpus" / "**" / "*.txt"))) == ["A", "B"]
+    # named explicitly, a hidden file is read
+    (tmp_path / "corpus" / ".notes.txt").write_text("N", encoding="utf-8")
+    assert docs_of(iter_chunks(tmp_path / "corpus" / ".notes.txt")) == ["N"]
+
+
 def test_missing_paths_and_empty_globs(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="No such file") as e:
         iter_chunks(tmp_path / "missing.txt")
