@@ -516,18 +516,22 @@ def _encode_one(tok, args: argparse.Namespace, path: str | None) -> int:  # type
 
 def _encode_documents(tok, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     """Several inputs, folders, jsonl, parquet...: one line of ids per document."""
-    from .inputs import iter_chunks
+    from .inputs import _iter_stream, iter_chunks
 
-    if "-" in args.input:
+    if "-" in args.input and list(args.input) != ["-"]:
         raise CLIError("stdin (-) can only be encoded alone")
     eot = _eot_ids(tok, args.eot_token if args.eot else None)
     allowed = "all" if args.allow_special else frozenset()
-    chunks = iter_chunks(
-        list(args.input),
-        text_field=args.text_field,
-        errors=args.errors,
-        blank_line_docs=args.blank_line_docs,
-    )
+    if args.input in ([], ["-"]):  # stdin, read once as a file would be
+        stdin, name, _ = _open_input(None)
+        chunks = _iter_stream(stdin, name, args.text_field, args.errors, args.blank_line_docs)
+    else:
+        chunks = iter_chunks(
+            list(args.input),
+            text_field=args.text_field,
+            errors=args.errors,
+            blank_line_docs=args.blank_line_docs,
+        )
     for text, ends in chunks:
         parts = [text]
         while not ends:  # the rest of this document

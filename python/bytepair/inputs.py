@@ -19,11 +19,19 @@ import json
 import lzma
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Union
 
-__all__ = ["CorpusDecodeError", "expand_paths", "file_format", "iter_chunks", "open_decompressed"]
+__all__ = [
+    "CorpusDecodeError",
+    "expand_paths",
+    "file_format",
+    "is_stream",
+    "iter_chunks",
+    "open_decompressed",
+]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -45,6 +53,8 @@ _MAGIC = {
 _BZ2_BLOCK = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
 _COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zst", ".zstd", ".bz2", ".xz")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
+# bytes at the start of a file that the format detection looks at
+_HEAD_BYTES = 10
 # a run of blank lines (empty or whitespace only), starting at a line start
 _BLANK_LINES = re.compile(r"^(?:[^\S\n]*\n)+", re.MULTILINE)
 # hints in messages for Python callers (the command line words them as its flags)
@@ -111,6 +121,11 @@ def iter_chunks(
     lines (lines that are empty or hold only whitespace; those lines are dropped, a document
     keeps the newline of its own last line; empty documents are skipped; a whitespace-only
     line longer than 16 MiB counts as text).
+
+    Pipes, fifos and devices (``/dev/stdin``, a shell's ``<(command)``; see ``is_stream``)
+    are opened once and read as they come, never reopened: the compression is recognised
+    from the first bytes read, the format from the name (or the ``PAR1`` magic). A parquet
+    stream is read whole into memory first (parquet needs seeking).
 
     Chunks: a plain-text file (or document) comes in chunks of about ``CHUNK_BYTES`` (1 MiB)
     of UTF-8, cut anywhere (inside a word, but never inside a character); a long in-memory
@@ -217,16 +232,39 @@ def file_format(path: PathLike) -> tuple[str | None, str]:
     (``"gzip"``, ``"zstd"``, ``"bz2"``, ``"xz"`` or None), format ``"text"``, ``"jsonl"`` or
     ``"parquet"`` from the name (parquet also from its ``PAR1`` magic).
 
+    A pipe, fifo or device (see ``is_stream``) is not read, since what is read of it would
+    be lost: its compression is None and its format comes from the name alone
+    (``iter_chunks`` recognises a compressed stream from the bytes it reads).
+
     Raises:
         OSError: the file cannot be opened.
     """
     p = os.fspath(path)
+    if is_stream(p):
+        return _format_of(p, b"")
     with open(p, "rb") as f:
-        head = f.read(10)
-    compression = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+        head = f.read(_HEAD_BYTES)
+    return _format_of(p, head)
+
+
+def is_stream(path: PathLike) -> bool:
+    """Whether ``path`` exists and is no regular file nor folder: a pipe, a fifo, a
+    character device or a socket (``/dev/stdin``, a shell's ``<(command)``), which can be
+    read only once, from its start to its end. ``iter_chunks`` opens such an input once
+    and reads it in Python as a stream; it is never reopened."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _format_of(path: str, head: bytes) -> tuple[str | None, str]:
+    """``file_format`` of a file named ``path`` that starts with ``head``."""
+    compression = next((name for m, name in _MAGIC.items() if head.startswith(m)), None)
     if compression == "bz2" and not _BZ2_BLOCK.match(head):
         compression = None  # plain text that happens to start with "BZh"
-    name = p.lower()
+    name = path.lower()
     while name.endswith(_COMPRESSED_SUFFIXES):
         name = name[: name.rindex(".")]
     if name.endswith(_JSONL_SUFFIXES):
@@ -239,23 +277,50 @@ def file_format(path: PathLike) -> tuple[str | None, str]:
 def open_decompressed(path: PathLike, compression: str | None) -> IO[bytes]:
     """A binary stream of the file's content, decompressed (see ``file_format``)."""
     p = os.fspath(path)
-    if compression == "gzip":
-        return gzip.open(p, "rb")
-    if compression == "bz2":
-        return bz2.open(p, "rb")
-    if compression == "xz":
-        return lzma.open(p, "rb")
+    return _decompressed(p, p, compression)
+
+
+_OPENERS: dict[str, Any] = {  # the stdlib openers (overloaded, hence Any)
+    "gzip": gzip.open,
+    "bz2": bz2.open,
+    "xz": lzma.open,
+}
+
+
+def _decompressed(source: str | IO[bytes], name: str, compression: str | None) -> IO[bytes]:
+    """``source`` (a path, or a binary stream read from where it is) decompressed."""
+    if compression in _OPENERS:
+        return _OPENERS[compression](source, "rb")
     if compression == "zstd":
         try:
             import zstandard
         except ImportError as e:
             raise ImportError(
-                f"{p} is zstd-compressed: install the 'zstandard' package "
+                f"{name} is zstd-compressed: install the 'zstandard' package "
                 "(pip install 'bytepair[corpora]')"
             ) from e
+        f = open(source, "rb") if isinstance(source, str) else source
         # buffered, for readline (jsonl)
-        return io.BufferedReader(_ZstdReader(open(p, "rb"), p, zstandard), CHUNK_BYTES)
-    return open(p, "rb")
+        return io.BufferedReader(_ZstdReader(f, name, zstandard), CHUNK_BYTES)
+    return open(source, "rb") if isinstance(source, str) else source
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes ``head`` already read from the stream ``f``, then the rest of ``f``."""
+
+    def __init__(self, head: bytes, f: IO[bytes]) -> None:
+        self._head, self._f = head, f
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._f.readinto(b)  # type: ignore[attr-defined]
 
 
 class _ZstdReader(io.RawIOBase):
@@ -336,30 +401,58 @@ def _iter_files(
     paths: list[str], text_field: str, errors: str, blank_line_docs: bool
 ) -> Iterator[tuple[str, bool]]:
     for path in paths:
-        compression, fmt = file_format(path)
-        if fmt == "parquet":
-            if compression is not None:
-                raise ValueError(
-                    f"{path}: a compressed parquet file cannot be read (decompress it)"
-                )
-            yield from _iter_parquet(path, text_field, errors)
+        if not is_stream(path):
+            compression, fmt = file_format(path)
+            yield from _iter_file(path, path, compression, fmt, text_field, errors, blank_line_docs)
             continue
-        with open_decompressed(path, compression) as stream:
-            try:
-                if fmt == "jsonl":
-                    yield from _iter_jsonl(stream, path, text_field, errors)
-                elif blank_line_docs:
-                    yield from _fuse_ends(
-                        _iter_blank_line_docs(_decoded_blocks(stream, path, errors))
-                    )
-                else:
-                    yield from _iter_text_file(_decoded_blocks(stream, path, errors))
-            except (EOFError, lzma.LZMAError, zlib.error) as e:
-                raise OSError(f"{path}: corrupt or truncated {compression} data: {e}") from e
-            except OSError as e:
-                if e.filename is None and not str(e).startswith(path):
-                    raise OSError(f"{path}: {e}") from e
-                raise
+        with open(path, "rb", buffering=0) as f:  # a pipe or fifo is opened once
+            yield from _iter_stream(f, path, text_field, errors, blank_line_docs)
+
+
+def _iter_stream(
+    f: IO[bytes], name: str, text_field: str, errors: str, blank_line_docs: bool
+) -> Iterator[tuple[str, bool]]:
+    """The chunks of a binary stream read once from where it is (a pipe, stdin) as the
+    file ``name`` would be read: the format is told from the first bytes, which are then
+    read again from memory."""
+    errors = _check_errors(errors)
+    head = f.read(_HEAD_BYTES)
+    while len(head) < _HEAD_BYTES and (more := f.read(_HEAD_BYTES - len(head))):
+        head += more  # a pipe gives what its writer has written so far
+    compression, fmt = _format_of(name, head)
+    stream = io.BufferedReader(_Prefixed(head, f), CHUNK_BYTES)
+    yield from _iter_file(stream, name, compression, fmt, text_field, errors, blank_line_docs)
+
+
+def _iter_file(
+    source: str | IO[bytes],
+    path: str,
+    compression: str | None,
+    fmt: str,
+    text_field: str,
+    errors: str,
+    blank_line_docs: bool,
+) -> Iterator[tuple[str, bool]]:
+    """The chunks of one file, read from ``source`` (its path, or a stream of it)."""
+    if fmt == "parquet":
+        if compression is not None:
+            raise ValueError(f"{path}: a compressed parquet file cannot be read (decompress it)")
+        yield from _iter_parquet(source, path, text_field, errors)
+        return
+    with _decompressed(source, path, compression) as stream:
+        try:
+            if fmt == "jsonl":
+                yield from _iter_jsonl(stream, path, text_field, errors)
+            elif blank_line_docs:
+                yield from _fuse_ends(_iter_blank_line_docs(_decoded_blocks(stream, path, errors)))
+            else:
+                yield from _iter_text_file(_decoded_blocks(stream, path, errors))
+        except (EOFError, lzma.LZMAError, zlib.error) as e:
+            raise OSError(f"{path}: corrupt or truncated {compression} data: {e}") from e
+        except OSError as e:
+            if e.filename is None and not str(e).startswith(path):
+                raise OSError(f"{path}: {e}") from e
+            raise
 
 
 def _decode(data: bytes, path: str, offset: int, errors: str, line: int | None = None) -> str:
@@ -511,7 +604,9 @@ def _iter_jsonl(
         yield from _split_document(text)
 
 
-def _iter_parquet(path: str, column: str, errors: str) -> Iterator[tuple[str, bool]]:
+def _iter_parquet(
+    source: str | IO[bytes], path: str, column: str, errors: str
+) -> Iterator[tuple[str, bool]]:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -519,8 +614,10 @@ def _iter_parquet(path: str, column: str, errors: str) -> Iterator[tuple[str, bo
         raise ImportError(
             f"{path} is a parquet file: install 'pyarrow' (pip install 'bytepair[corpora]')"
         ) from e
+    if not isinstance(source, str):  # a pipe: parquet needs seeking, so it is read whole
+        source = pa.BufferReader(source.read())
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(source)
     except pa.ArrowException as e:
         raise ValueError(f"{path}: not a valid parquet file: {e}") from None
     names = pf.schema_arrow.names

@@ -108,7 +108,8 @@ def count(
 
             start = 0
             for path, size in zip(paths, sizes):
-                if not blank_line_docs and inputs.file_format(path) == (None, "text"):
+                # a pipe or fifo is read once, as a stream: the Rust reader would reopen it
+                if not blank_line_docs and _is_plain_file(path):
                     plain.append(path)
                     start += size
                     continue
@@ -129,6 +130,11 @@ def count(
             stacklevel=2,
         )
     return PretokenCounts._wrap(core, regex, specials)
+
+
+def _is_plain_file(path: str) -> bool:
+    """Whether ``path`` is a regular uncompressed plain-text file (read by Rust)."""
+    return not inputs.is_stream(path) and inputs.file_format(path) == (None, "text")
 
 
 def _count_stream(
