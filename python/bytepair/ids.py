@@ -48,7 +48,7 @@ import regex
 
 from . import _core
 from .formats._io import new_file_mode, replaceable_path
-from .inputs import expand_paths, file_format, iter_chunks
+from .inputs import expand_paths, file_format, is_stream, iter_chunks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -508,12 +508,13 @@ def _temporary_file(path: str) -> tuple[int, str]:
 
 
 def _plain_text_bytes(paths: list[str] | None) -> int | None:
-    """The total size of the inputs when they are uncompressed plain text, else None."""
+    """The total size of the inputs when they are uncompressed plain-text files, else None
+    (a pipe's size is not known)."""
     if paths is None:
         return None
     total = 0
     for p in paths:
-        if file_format(p) != (None, "text"):
+        if is_stream(p) or file_format(p) != (None, "text"):
             return None
         total += os.path.getsize(p)
     return total
