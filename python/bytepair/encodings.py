@@ -1,4 +1,5 @@
-"""The OpenAI encodings (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base).
+"""The OpenAI encodings (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base,
+o200k_harmony).
 
 Each is a tiktoken rank file (``base64(token) rank`` per line) plus the pattern and special
 tokens that tiktoken's ``openai_public.py`` gives it. Rank files are read locally, in this
@@ -40,6 +41,7 @@ class _Spec:
 
 _R50K = ("r50k_base", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930")
 _P50K = ("p50k_base", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069")
+_O200K = ("o200k_base", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")
 _EOT = "<|endoftext|>"
 _SPECS = {
     # gpt2's data-gym files give exactly r50k_base's ranks
@@ -63,11 +65,26 @@ _SPECS = {
             "<|endofprompt|>": 100276,
         },
     ),
-    "o200k_base": _Spec(
-        "o200k_base",
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    "o200k_base": _Spec(*_O200K, _core.O200K_PATTERN, {_EOT: 199999, "<|endofprompt|>": 200018}),
+    # gpt-oss: o200k_base's ranks with the harmony chat format's special tokens, reserved ids up
+    # to 201087 (<|reserved_200018|> is an alias of <|endofprompt|>: both encode to 200018)
+    "o200k_harmony": _Spec(
+        *_O200K,
         _core.O200K_PATTERN,
-        {_EOT: 199999, "<|endofprompt|>": 200018},
+        {
+            _EOT: 199999,
+            "<|endofprompt|>": 200018,
+            "<|startoftext|>": 199998,
+            **{f"<|reserved_{i}|>": i for i in (200000, 200001, 200004, 200009, 200010, 200011)},
+            "<|return|>": 200002,
+            "<|constrain|>": 200003,
+            "<|channel|>": 200005,
+            "<|start|>": 200006,
+            "<|end|>": 200007,
+            "<|message|>": 200008,
+            "<|call|>": 200012,
+            **{f"<|reserved_{i}|>": i for i in range(200013, 201088)},
+        },
     ),
 }
 
@@ -181,8 +198,8 @@ def get_encoding(name: str, *, path: PathLike | None = None) -> Tokenizer:
     """An OpenAI encoding by name, with tiktoken's ranks, pattern and special tokens.
 
     Args:
-        name: ``gpt2``, ``r50k_base``, ``p50k_base``, ``p50k_edit``, ``cl100k_base`` or
-            ``o200k_base``.
+        name: ``gpt2``, ``r50k_base``, ``p50k_base``, ``p50k_edit``, ``cl100k_base``,
+            ``o200k_base`` or ``o200k_harmony`` (gpt-oss).
         path: the ``.tiktoken`` rank file to read (else it is looked up, see the module).
 
     Returns:

@@ -84,11 +84,15 @@ impl Encoder {
             let e = token_ids.entry(&t.bytes).or_insert(t.id);
             *e = (*e).min(t.id);
         }
+        let mut special_ids = rustc_hash::FxHashSet::default();
         for (s, id) in &specials {
-            // a special token may share its id with an ordinary token of the same bytes
-            if decoder.get(*id) != Some(s.as_bytes()) {
+            // a special token may share its id with an ordinary token of the same bytes, or
+            // with an earlier special token (an alias, as o200k_harmony's
+            // <|reserved_200018|> of <|endofprompt|>: the first one's bytes decode it)
+            if decoder.get(*id) != Some(s.as_bytes()) && !special_ids.contains(id) {
                 decoder.insert(*id, s.as_bytes())?;
             }
+            special_ids.insert(*id);
         }
         let mut byte_ids = [0 as Rank; 256];
         for b in 0..=255u8 {

@@ -411,3 +411,43 @@ def test_encoding_name_for_model_equals_tiktoken() -> None:
                 bytepair.encoding_name_for_model(model)
             continue
         assert bytepair.encoding_name_for_model(model) == want, model
+
+
+def test_o200k_harmony_equals_tiktoken(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tiktoken's own definition (tiktoken_ext), its ranks read from the shared file
+    import tiktoken.load
+    import tiktoken_ext.openai_public as openai_public
+
+    ranks = tiktoken.load.load_tiktoken_bpe(str(data_dir / "tiktoken" / "o200k_base.tiktoken"))
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: ranks)
+    tt = tiktoken.Encoding(**openai_public.o200k_harmony())
+    tok = bytepair.get_encoding("o200k_harmony")
+    assert (tok.name, tok.n_vocab, tok._special_tokens) == (tt.name, tt.n_vocab, tt._special_tokens)
+    chat = (
+        "<|start|>user<|message|>What is 2+2?<|end|><|start|>assistant<|channel|>final"
+        "<|message|>4<|return|><|endofprompt|><|reserved_200018|><|reserved_201087|>"
+    )
+    for text in [
+        chat,
+        chat * 3 + read_text(data_dir / "corpora" / "multilingual" / "zh.txt")[:5000],
+    ]:
+        assert tok.encode(text, allowed_special="all") == tt.encode(text, allowed_special="all")
+        assert tok.encode_ordinary(text) == tt.encode_ordinary(text)
+        with pytest.raises(ValueError):
+            tok.encode(text)
+    # <|reserved_200018|> is an alias of <|endofprompt|>: one id, decoded as the first
+    assert tok.encode("<|reserved_200018|>", allowed_special="all") == [200018]
+    assert tok.decode_single_token_bytes(200018) == b"<|endofprompt|>"
+    assert bytepair.encoding_for_model("gpt-oss-120b").name == "o200k_harmony"
+    # formats that keep one text per id refuse it; pickling and the rank file keep it
+    with pytest.raises(ValueError, match="share an id"):
+        tok.save(tmp_path / "h.json")
+    assert pickle.loads(pickle.dumps(tok)).encode(chat, allowed_special="all") == tok.encode(
+        chat, allowed_special="all"
+    )
+    tok.save(tmp_path / "h.tiktoken", format="tiktoken")
+    assert (tmp_path / "h.tiktoken").read_bytes() == (
+        data_dir / "tiktoken" / "o200k_base.tiktoken"
+    ).read_bytes()

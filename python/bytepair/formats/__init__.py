@@ -145,4 +145,13 @@ def save(tok: Tokenizer, path: str | os.PathLike[str], format: str = "native") -
     }
     if format not in writers:
         raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    ids = list(tok.special_tokens.values())
+    if format != "tiktoken" and len(set(ids)) < len(ids):
+        # these formats store one text per id
+        shared = sorted(s for s, i in tok.special_tokens.items() if ids.count(i) > 1)
+        raise ValueError(
+            f"special tokens {shared[:4]!r} share an id (aliases, as in o200k_harmony), which "
+            f"the {format} format cannot store; get the encoding with get_encoding(name), or "
+            "save its ranks with format='tiktoken'"
+        )
     writers[format](tok, path)
