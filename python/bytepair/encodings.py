@@ -182,7 +182,10 @@ def encoding_name_for_model(model_name: str) -> str:
 
     Raises:
         KeyError: an unknown model name.
+        TypeError: ``model_name`` is not a str.
     """
+    if not isinstance(model_name, str):
+        raise TypeError(f"a model name is a str, got {type(model_name).__name__}")
     if model_name in _MODELS:
         return _MODELS[model_name]
     for prefix, name in _MODEL_PREFIXES.items():

@@ -673,11 +673,14 @@ class Tokenizer:
 
         Raises:
             KeyError: no single token has these bytes.
+            TypeError: ``text_or_bytes`` is neither ``str`` nor bytes.
         """
         if isinstance(text_or_bytes, str):
             piece = text_or_bytes.encode("utf-8", "surrogatepass")
-        else:
+        elif isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
             piece = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
         token = self._ordinary().get(piece)
         if token is None:
             try:

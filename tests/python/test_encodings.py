@@ -321,6 +321,9 @@ def test_tiktoken_lookups_equal_tiktoken(data_dir: Path, name: str) -> None:
             assert tok.encode_single_token(piece) == tt.encode_single_token(piece) == i
             assert tok.is_special_token(i) == tt.is_special_token(i)
     assert tok.encode_single_token(EOT) == tt.encode_single_token(EOT)
+    for bad_type in [123, None, 1.5]:
+        with pytest.raises(TypeError, match="expected str or bytes"):
+            tok.encode_single_token(bad_type)  # type: ignore[arg-type]
     for missing in ["not one token at all", b"\xff\xfe\xfd\xfc"]:
         with pytest.raises(KeyError):
             tt.encode_single_token(missing)
@@ -385,6 +388,9 @@ def test_encoding_extended_as_in_tiktoken(data_dir: Path) -> None:
 
 def test_encoding_name_for_model_equals_tiktoken() -> None:
     import tiktoken.model
+
+    with pytest.raises(TypeError, match="a model name is a str"):
+        bytepair.encoding_name_for_model(None)  # type: ignore[arg-type]
 
     names = list(tiktoken.model.MODEL_TO_ENCODING)
     names += [p + "x-2025" for p in tiktoken.model.MODEL_PREFIX_TO_ENCODING]
