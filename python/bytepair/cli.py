@@ -901,11 +901,10 @@ def _rank_file_hint(path: str, flag: str) -> str:
     """How to use a rank file, which does not store its pattern or special tokens."""
     import hashlib
 
-    from .encodings import _SPECS
+    from .encodings import encodings_of_rank_file
 
     with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    names = [name for name, spec in _SPECS.items() if spec.sha256 == digest]
+        names = encodings_of_rank_file(hashlib.sha256(f.read()).hexdigest())
     if names:  # one of OpenAI's: its name gives the pattern and the special tokens
         return f"this is the rank file of {' / '.join(names)}: pass {flag} {names[-1]}"
     return (

@@ -88,7 +88,6 @@ _SPECS = {
     ),
 }
 
-# model name (or prefix, ending in "-") -> encoding, as tiktoken's model.py has them
 # model name -> encoding, and name prefixes (tried in this order) -> encoding: tiktoken's
 # tables (tiktoken/model.py), so that every name it knows maps the same way
 _MODELS = {
@@ -153,7 +152,7 @@ _MODEL_PREFIXES = {
         "o200k_base",
     ),
     **dict.fromkeys(["gpt-4-", "gpt-3.5-turbo-", "gpt-35-turbo-"], "cl100k_base"),
-    "gpt-oss-": "o200k_harmony",  # (an encoding bytepair does not have)
+    "gpt-oss-": "o200k_harmony",
     "ft:gpt-4o": "o200k_base",
     **dict.fromkeys(
         ["ft:gpt-4", "ft:gpt-3.5-turbo", "ft:davinci-002", "ft:babbage-002"], "cl100k_base"
@@ -328,11 +327,17 @@ def _read_rank_file(spec: _Spec, path: PathLike | None) -> bytes:
         raise
 
 
+def encodings_of_rank_file(sha256: str) -> list[str]:
+    """The names of the encodings whose rank file has this SHA-256 (hex): gpt2 and r50k_base
+    share one, as do o200k_base and o200k_harmony; none for any other file."""
+    return [name for name, spec in _SPECS.items() if spec.sha256 == sha256]
+
+
 def _check_hash(data: bytes, spec: _Spec, where: Path) -> None:
     got = hashlib.sha256(data).hexdigest()
     if got != spec.sha256:
-        other = next((s.file for s in _SPECS.values() if s.sha256 == got), None)
-        what = f"it is {other}.tiktoken" if other else "the file is damaged or another encoding"
+        other = [_SPECS[name].file for name in encodings_of_rank_file(got)]
+        what = f"it is {other[0]}.tiktoken" if other else "the file is damaged or another encoding"
         raise ValueError(
             f"{where}: SHA-256 {got} is not that of tiktoken's {spec.file}.tiktoken "
             f"({spec.sha256}); {what}"

@@ -185,7 +185,9 @@ class Tokenizer:
         self._pattern_name = pattern
         self._special_tokens = dict(specials)
         self._merges = merges
-        self._core = core or _core.CoreBPE(tokens, list(specials.items()), self._pattern)
+        if core is None:
+            core = _core.CoreBPE(tokens, list(specials.items()), self._pattern)
+        self._core = core
         self._special_set = frozenset(specials)
         self._ordinary_ids: dict[bytes, int] | None = None  # made on first use
         self._name = "bytepair"

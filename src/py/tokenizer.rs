@@ -25,6 +25,22 @@ pub struct CoreBPE {
 const INT_CACHE_MAX: usize = 1 << 21;
 
 impl CoreBPE {
+    /// Builds the encoder with the GIL released.
+    fn build(
+        py: Python<'_>,
+        specs: Vec<TokenSpec>,
+        special_tokens: Vec<(String, Rank)>,
+        pattern: &str,
+    ) -> PyResult<Self> {
+        let enc = py
+            .detach(|| Encoder::new(specs, special_tokens, pattern))
+            .map_err(to_py)?;
+        Ok(Self {
+            enc,
+            ints: OnceLock::new(),
+        })
+    }
+
     /// The encoder (for continued training).
     pub fn encoder(&self) -> &Encoder {
         &self.enc
@@ -177,14 +193,7 @@ impl CoreBPE {
                 rank: *rank,
             })
             .collect();
-        let pattern = pattern.to_string();
-        let enc = py
-            .detach(|| Encoder::new(specs, special_tokens, &pattern))
-            .map_err(to_py)?;
-        Ok(Self {
-            enc,
-            ints: OnceLock::new(),
-        })
+        Self::build(py, specs, special_tokens, pattern)
     }
 
     /// Built from the bytes of a tiktoken rank file (id = rank), or None when a line is not
@@ -199,14 +208,7 @@ impl CoreBPE {
         let Some(specs) = py.detach(|| encode::rank_file::parse(data)) else {
             return Ok(None);
         };
-        let pattern = pattern.to_string();
-        let enc = py
-            .detach(|| Encoder::new(specs, special_tokens, &pattern))
-            .map_err(to_py)?;
-        Ok(Some(Self {
-            enc,
-            ints: OnceLock::new(),
-        }))
+        Self::build(py, specs, special_tokens, pattern).map(Some)
     }
 
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {

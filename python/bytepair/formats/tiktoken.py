@@ -154,12 +154,12 @@ def from_ranks(
 
 def _warn_if_known_with_other_pattern(path: PathLike, regex: str) -> None:
     """Warns when ``path`` is an OpenAI rank file (by its hash) read with another pattern."""
-    from ..encodings import _SPECS
+    from ..encodings import _SPECS, encodings_of_rank_file
     from ..train import _pattern_name
 
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    for name, spec in _SPECS.items():
-        if spec.sha256 == digest and spec.pattern != regex:
+    for name in encodings_of_rank_file(hashlib.sha256(Path(path).read_bytes()).hexdigest()):
+        spec = _SPECS[name]
+        if spec.pattern != regex:
             warnings.warn(
                 f"{path} is the rank file of {name}, whose pattern is "
                 f"{_pattern_name(spec.pattern)!r}; pattern={_pattern_name(regex)!r} splits "
