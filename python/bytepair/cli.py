@@ -370,7 +370,7 @@ def _add_tokenizer_arg(p: argparse.ArgumentParser) -> None:
         help="tokenizer: a bytepair JSON file (from `bytepair train`), a HF tokenizer.json, "
         "a folder with GPT-2 vocab.json + merges.txt (see `bytepair convert`), or the name "
         "of an OpenAI encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, "
-        "o200k_base; as bytepair.get_encoding)",
+        "o200k_base, o200k_harmony; as bytepair.get_encoding)",
     )
 
 

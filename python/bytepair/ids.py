@@ -173,7 +173,7 @@ def encode_to_file(
     """
     out = os.fspath(out)
     eot_id = _eot_id(tok, eot)
-    tok.encode("", allowed_special=allowed_special)  # a bad special-token name fails now
+    tok._check_special_names(allowed_special)  # a mistyped name fails now, not after hours
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
         raise FileNotFoundError(2, "No such folder for the output", folder)

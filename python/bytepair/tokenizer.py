@@ -319,8 +319,9 @@ class Tokenizer:
             token ids.
 
         Raises:
-            ValueError: ``text`` contains a disallowed special token, or a name in
-                ``allowed_special`` / ``disallowed_special`` is not a special token.
+            ValueError: ``text`` contains a disallowed special token. (A name in
+                ``allowed_special`` / ``disallowed_special`` that is not a special token of
+                this tokenizer is ignored, as in tiktoken.)
 
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|endoftext|>"])
         >>> tok.encode("a<|endoftext|>", allowed_special="all")
@@ -405,13 +406,21 @@ class Tokenizer:
             disallowed = self._special_set - allowed
         else:
             disallowed = _token_set("disallowed_special", disallowed_special)
-        unknown = (allowed | disallowed) - self._special_set
+        # names that are not special tokens of this tokenizer are ignored, as tiktoken does
+        # (code that passes one set of names to several encodings keeps working)
+        return allowed & self._special_set, disallowed & self._special_set
+
+    def _check_special_names(self, names: AllowedSpecial) -> None:
+        """Raises ``ValueError`` if a name of ``names`` (or ``"all"``) is not a special token
+        of this tokenizer: for corpus jobs, where a mistyped name should stop the run."""
+        if names == "all":
+            return
+        unknown = _token_set("allowed_special", names) - self._special_set
         if unknown:
             raise ValueError(
                 f"not special tokens of this tokenizer: {sorted(unknown)!r} "
                 f"(its special tokens: {sorted(self._special_set)!r})"
             )
-        return allowed, disallowed
 
     def _matcher(self, tokens: frozenset[str]) -> _core.AllowedSpecial:
         m = self._matchers.get(tokens)

@@ -457,3 +457,24 @@ def test_o200k_harmony_equals_tiktoken(
     assert (tmp_path / "h.tiktoken").read_bytes() == (
         data_dir / "tiktoken" / "o200k_base.tiktoken"
     ).read_bytes()
+
+
+def test_names_that_are_not_special_tokens_are_ignored_as_in_tiktoken(data_dir: Path) -> None:
+    # drop-in code passes one set of names to several encodings (found by QA)
+    tok = bytepair.get_encoding("cl100k_base")
+    tt = tiktoken_encoding(data_dir, "cl100k_base")
+    text = "hello<|endoftext|> <|im_start|>"
+    for allowed in [{"<|im_start|>"}, {EOT, "<|im_start|>"}]:
+        want = tt.encode(text, allowed_special=allowed, disallowed_special=())
+        assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == want
+        assert tok.encode_batch([text], allowed_special=allowed, disallowed_special=()) == [want]
+        assert (
+            list(tok.encode_iterable(iter([text]), allowed_special=allowed, disallowed_special=()))
+            == want
+        )
+    assert tok.encode("foo baz", disallowed_special={"bar"}) == tt.encode(
+        "foo baz", disallowed_special={"bar"}
+    )
+    assert tok.encode("hi", allowed_special={"<|im_start|>"}) == tt.encode(
+        "hi", allowed_special={"<|im_start|>"}
+    )

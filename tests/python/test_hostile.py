@@ -495,6 +495,9 @@ def test_output_through_a_dangling_symlink_names_the_output(
     ):
         gpt2.save(tmp_path / "tok.json")
     assert not list(tmp_path.glob("*.tmp")) and not (tmp_path / "missing").exists()
+    # no symlink: the message says so plainly (found by QA)
+    with pytest.raises(FileNotFoundError, match=r"No such folder for the output: .*x\.json"):
+        gpt2.save(tmp_path / "nowhere" / "x.json")
 
 
 def test_reference_train_bpe_refuses_a_file_name(tmp_path: Path) -> None:

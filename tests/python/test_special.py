@@ -199,17 +199,16 @@ def test_allowed_subset(gpt2: bytepair.Tokenizer) -> None:
         assert gpt2.encode(text, allowed_special=allowed) == [64, 50256, 65, 50257, 66]
 
 
-def test_unknown_names_raise(gpt2: bytepair.Tokenizer) -> None:
-    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
-        gpt2.encode("hello", allowed_special={"<|nope|>"})
-    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
-        gpt2.encode("hello", allowed_special={EOT, "<|nope|>"})
-    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
-        gpt2.encode_batch(["hello"], allowed_special={"<|nope|>"})
-    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
-        list(gpt2.encode_iterable(["hello"], allowed_special={"<|nope|>"}))
-    with pytest.raises(ValueError, match=re.escape("<|nope|>")):
-        gpt2.encode("hello", disallowed_special={"<|nope|>"})
+def test_unknown_names_are_ignored_as_in_tiktoken(gpt2: bytepair.Tokenizer) -> None:
+    # a name that is not a special token of this tokenizer changes nothing (tiktoken: the
+    # same); one set of names can serve several encodings
+    plain = gpt2.encode("hello<|nope|>", disallowed_special=())
+    assert gpt2.encode("hello<|nope|>", allowed_special={"<|nope|>"}) == plain
+    assert gpt2.encode("hello<|nope|>", disallowed_special={"<|nope|>"}) == plain
+    assert gpt2.encode_batch(["hello<|nope|>"], allowed_special={"<|nope|>"}) == [plain]
+    assert list(gpt2.encode_iterable(["hello<|nope|>"], allowed_special={"<|nope|>"})) == plain
+    both = gpt2.encode("hello<|nope|>" + EOT, allowed_special={EOT, "<|nope|>"})
+    assert both == plain + [gpt2.eot_token]
     # a bare string is not a set of names (it would be a set of characters)
     with pytest.raises(ValueError):
         gpt2.encode("hello", allowed_special=EOT)
@@ -223,8 +222,7 @@ def test_no_special_tokens() -> None:
     assert tok.n_vocab == 256
     assert tok.encode(EOT) == list(EOT.encode())
     assert tok.encode(EOT, allowed_special="all") == list(EOT.encode())
-    with pytest.raises(ValueError, match=re.escape(EOT)):
-        tok.encode(EOT, allowed_special={EOT})
+    assert tok.encode(EOT, allowed_special={EOT}) == list(EOT.encode())  # not special here
 
 
 def test_eot_token_only_for_endoftext() -> None:

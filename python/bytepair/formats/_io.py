@@ -46,14 +46,18 @@ def replaceable_path(path: PathLike) -> Path:
 
     Raises:
         IsADirectoryError: ``path`` is a folder.
-        FileNotFoundError: ``path`` is a symlink whose target's folder does not exist.
+        FileNotFoundError: the folder of ``path`` (or of the file its symlink names) does not
+            exist.
         OSError: ``path`` is a device, fifo or socket.
     """
     real = Path(os.path.realpath(path))
-    if not real.parent.is_dir():  # (a dangling symlink: name it, not our temporary file)
-        raise FileNotFoundError(
-            2, f"No such folder for the file this symlink names ({real})", os.fspath(path)
+    if not real.parent.is_dir():  # (name the path given, not our temporary file)
+        why = (
+            f"No such folder for the file this symlink names ({real})"
+            if os.path.islink(path)
+            else "No such folder for the output"
         )
+        raise FileNotFoundError(2, why, os.fspath(path))
     if real.is_dir():
         raise IsADirectoryError(21, "is a folder; not replacing it", os.fspath(real))
     if real.exists() and not real.is_file():
