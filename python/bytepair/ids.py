@@ -271,7 +271,10 @@ def open_ids(path: PathLike) -> np.ndarray:
     side = sidecar_path(path)
     info = _read_sidecar(side) if os.path.exists(side) else None
     if path.endswith(".npy"):
-        arr = np.load(path, mmap_mode="r")
+        try:
+            arr = np.load(path, mmap_mode="r")
+        except (ValueError, EOFError) as e:  # numpy's words name neither the file nor why
+            raise ValueError(f"{path}: not a readable .npy id file (truncated?): {e}") from None
         if arr.ndim != 1:
             raise ValueError(f"{path}: holds an array of shape {arr.shape}, not a 1-D id array")
     else:

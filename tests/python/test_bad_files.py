@@ -600,6 +600,21 @@ def test_empty_folder(tmp_path: Path) -> None:
         bytepair.load(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("present", "missing"),
+    [
+        ("vocab.json", "merges.txt"),
+        ("merges.txt", "vocab.json"),
+        ("encoder.json", "vocab.bpe"),
+        ("vocab.bpe", "encoder.json"),
+    ],
+)
+def test_gpt2_folder_missing_its_other_file(tmp_path: Path, present: str, missing: str) -> None:
+    (tmp_path / present).write_text("{}" if present.endswith(".json") else "#version: 0.2\n")
+    with pytest.raises(ValueError, match=f"folder has {present} but no {missing} beside it"):
+        bytepair.load(tmp_path)
+
+
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"  \r\n"])
 def test_empty_file_says_so(tmp_path: Path, content: bytes) -> None:
     for name in ("tok.json", "ranks.tiktoken"):

@@ -251,6 +251,13 @@ def test_open_ids_is_read_only_and_checked(story_tok: bytepair.Tokenizer, tmp_pa
     np.save(tmp_path / "two_d.npy", np.zeros((2, 2), np.uint16))
     with pytest.raises(ValueError, match="not a 1-D"):
         bytepair.open_ids(tmp_path / "two_d.npy")
+    # a .npy cut inside its header or its data names the file (numpy's message does not)
+    np.save(tmp_path / "whole.npy", np.arange(100, dtype=np.uint16))
+    whole = (tmp_path / "whole.npy").read_bytes()
+    for cut in (5, 60, len(whole) - 3):
+        (tmp_path / "cut.npy").write_bytes(whole[:cut])
+        with pytest.raises(ValueError, match=r"cut.npy: not a readable .npy id file"):
+            bytepair.open_ids(tmp_path / "cut.npy")
 
 
 def test_a_failed_run_leaves_no_file(story_tok: bytepair.Tokenizer, tmp_path: Path) -> None:

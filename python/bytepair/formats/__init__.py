@@ -48,6 +48,10 @@ def _sniff(p: Path) -> tuple[str, object]:
             return "hf", None
         if gpt2.is_folder(p):
             return "gpt2", None
+        for one, other in (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")):
+            if (p / one).is_file() or (p / other).is_file():
+                have, missing = (one, other) if (p / one).is_file() else (other, one)
+                raise ValueError(f"{p}: folder has {have} but no {missing} beside it")
         raise ValueError(
             f"{p}: folder has no tokenizer files (expected tokenizer.json, vocab.json + "
             "merges.txt, or encoder.json + vocab.bpe)"
