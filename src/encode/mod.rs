@@ -8,6 +8,7 @@
 //! (rank, merged id), built once from the vocabulary, so the hot loop hashes integers, not
 //! byte strings.
 
+mod backtrack;
 mod cache;
 mod lookup;
 mod merge;
@@ -48,6 +49,10 @@ pub struct Encoder {
     pretok: Pretokenizer,
     /// Recent pre-tokens and their ids, per thread.
     cache: PieceCache,
+    /// Backtracking for long pieces, once it pays (`backtrack.rs`).
+    long: backtrack::Lazy,
+    /// Bytes of the tokens `long` would hold (the cost of building it).
+    long_bytes: usize,
 }
 
 #[inline]
@@ -156,6 +161,12 @@ impl Encoder {
             specials: matcher,
             pretok,
             cache: PieceCache::default(),
+            long: backtrack::Lazy::default(),
+            long_bytes: tokens
+                .iter()
+                .filter(|t| backtrack::eligible(&t.bytes))
+                .map(|t| t.bytes.len())
+                .sum(),
         })
     }
 
@@ -173,6 +184,17 @@ impl Encoder {
         if let Some(id) = self.token_ids.get(piece) {
             out.push(id);
             return;
+        }
+        if piece.len() >= backtrack::LONG_PIECE && backtrack::eligible(piece) {
+            if let Some(bt) = self
+                .long
+                .get(piece.len(), self.long_bytes, || self.backtrack())
+            {
+                let pair = |a, b| self.pair_table.get(&pair_key(a, b)).map(|p| p.0);
+                if bt.encode(piece, pair, out) {
+                    return;
+                }
+            }
         }
         merge::byte_pair_merge(
             piece,
@@ -333,25 +355,77 @@ impl Encoder {
             let Some(bytes) = self.decoder.get(id) else {
                 continue;
             };
-            let mut parts = Vec::new();
-            merge::byte_pair_merge(
-                bytes,
-                &self.byte_ids,
-                None,
-                |a, b| {
-                    self.pair_table
-                        .get(&pair_key(a, b))
-                        .copied()
-                        .filter(|&(r, _)| r < rank)
-                },
-                &mut parts,
-            );
-            if let [left, right] = parts[..] {
+            if let Some((left, right)) = self.split(bytes, rank) {
                 out.push((rank, left, right));
             }
         }
         out.sort_unstable();
         out
+    }
+
+    /// The two tokens that BPE of `bytes` with only ranks below `rank` ends in, if two.
+    fn split(&self, bytes: &[u8], rank: u32) -> Option<(Rank, Rank)> {
+        let mut parts = Vec::new();
+        merge::byte_pair_merge(
+            bytes,
+            &self.byte_ids,
+            None,
+            |a, b| {
+                self.pair_table
+                    .get(&pair_key(a, b))
+                    .copied()
+                    .filter(|&(r, _)| r < rank)
+            },
+            &mut parts,
+        );
+        match parts[..] {
+            [left, right] => Some((left, right)),
+            _ => None,
+        }
+    }
+
+    /// The backtracking tables of this vocabulary's eligible tokens, if they have what the
+    /// method needs: every token of two or more bytes made by a merge of two tokens of lower
+    /// rank (its rank: the one the pair table gives it), distinct ranks, no two tokens with
+    /// the same bytes.
+    fn backtrack(&self) -> Option<backtrack::Backtrack> {
+        let mut made: FxHashMap<Rank, u32> = FxHashMap::default();
+        for &(rank, id) in self.pair_table.values() {
+            made.insert(id, rank);
+        }
+        let mut tokens = Vec::new();
+        if self.decoder.dense.is_empty() {
+            return None; // sparse ids (a table by id would be mostly empty)
+        }
+        for (id, bytes) in self.decoder.items() {
+            if !backtrack::eligible(bytes) {
+                continue;
+            }
+            match self.token_ids.get(bytes) {
+                Some(x) if x == id => {
+                    let rank = if bytes.len() == 1 { 0 } else { *made.get(&id)? };
+                    tokens.push((id, bytes, rank));
+                }
+                // a special token (its text is split out before pieces are encoded)
+                _ if self.special_ids.contains(&id) => {}
+                _ => return None, // the bytes of another token
+            }
+        }
+        backtrack::Backtrack::new(
+            &tokens,
+            |_, bytes, rank| {
+                let (l, r) = self.split(bytes, rank)?;
+                // (l, r) must merge into this very token: the pair table has its rank
+                (self.pair_table.get(&pair_key(l, r))?.0 == rank).then_some((l, r))
+            },
+            |bytes| self.token_ids.get(bytes),
+        )
+    }
+
+    /// Builds the backtracking tables now instead of when they pay (for tests); false if
+    /// the vocabulary does not allow them.
+    pub fn backtrack_now(&self) -> bool {
+        self.long.build_now(|| self.backtrack())
     }
 
     /// The bytes of one token.
@@ -470,6 +544,77 @@ mod tests {
             });
         }
         v
+    }
+
+    /// Backtracking gives the merge rule's ids on every long piece, for random vocabularies
+    /// made the way training makes them (each token the join of two earlier ones), over
+    /// five non-ASCII bytes and one ASCII byte that may start a piece; vocabularies whose
+    /// tokens do not all encode to themselves must be refused, never used.
+    #[test]
+    fn backtracking_equals_merging() {
+        let alphabet = [0x80u8, 0x81, 0x82, 0xE4, 0xB8, b' '];
+        let mut seed = 99u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let (mut used, mut refused) = (0, 0);
+        for _ in 0..60 {
+            let mut extra: Vec<Vec<u8>> = Vec::new();
+            while extra.len() < 40 {
+                let pick = |k: usize| {
+                    if k < alphabet.len() {
+                        vec![alphabet[k]]
+                    } else {
+                        extra[k - alphabet.len()].clone()
+                    }
+                };
+                let n = alphabet.len() + extra.len();
+                let t = [pick(next(n)), pick(next(n))].concat();
+                if t.len() <= 12 && backtrack::eligible(&t) && !extra.contains(&t) {
+                    extra.push(t);
+                }
+            }
+            let specs: Vec<(&[u8], Option<u32>)> = extra
+                .iter()
+                .enumerate()
+                .map(|(r, t)| (&t[..], Some(r as u32)))
+                .collect();
+            let enc = Encoder::new(bytes_only_plus(&specs), vec![], r"[\s\S]+").unwrap();
+            let merged = |piece: &[u8]| {
+                let mut v = Vec::new();
+                merge::byte_pair_merge(
+                    piece,
+                    &enc.byte_ids,
+                    None,
+                    |a, b| enc.pair_table.get(&pair_key(a, b)).copied(),
+                    &mut v,
+                );
+                v
+            };
+            if !enc.backtrack_now() {
+                refused += 1;
+                // refused only when some token does not encode to itself
+                assert!(extra.iter().any(|t| merged(t).len() != 1));
+                continue;
+            }
+            assert!(extra.iter().all(|t| merged(t).len() == 1));
+            used += 1;
+            for _ in 0..300 {
+                let len = backtrack::LONG_PIECE + next(60);
+                let mut piece: Vec<u8> = (0..len).map(|_| alphabet[next(5)]).collect();
+                if next(3) == 0 {
+                    piece[0] = b' ';
+                }
+                let want = merged(&piece);
+                let mut got = Vec::new();
+                enc.encode_piece(&piece, &mut got);
+                assert_eq!(got, want, "piece {piece:?}, vocab {extra:?}");
+            }
+        }
+        assert!(used >= 10 && refused >= 5, "used {used}, refused {refused}");
     }
 
     #[test]

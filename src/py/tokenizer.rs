@@ -415,6 +415,12 @@ impl CoreBPE {
             .collect()
     }
 
+    /// Builds the backtracking tables for long pieces now, not when they pay (for tests);
+    /// false if the vocabulary does not allow them.
+    fn backtrack_now(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.enc.backtrack_now())
+    }
+
     fn encode_piece(&self, piece: &[u8]) -> Vec<Rank> {
         let mut out = Vec::new();
         self.enc.encode_piece(piece, &mut out);

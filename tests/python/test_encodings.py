@@ -478,3 +478,63 @@ def test_names_that_are_not_special_tokens_are_ignored_as_in_tiktoken(data_dir: 
     assert tok.encode("hi", allowed_special={"<|im_start|>"}) == tt.encode(
         "hi", allowed_special={"<|im_start|>"}
     )
+
+
+# Long pieces of non-Latin text (no two ASCII bytes in a row) are encoded by backtracking
+# once an encoder has merged enough of them to pay for its tables (src/encode/backtrack.rs).
+# Here the tables are built up front, on a copy of the encoding, so every such piece of the
+# multilingual corpora and of the generated text goes that way.
+MULTILINGUAL = [f for f in ALL_FILES if "/multilingual/" in f]
+
+
+def backtracking(name: str) -> bytepair.Tokenizer:
+    tok = pickle.loads(pickle.dumps(bytepair.get_encoding(name)))  # (a fresh encoder)
+    assert tok._core.backtrack_now(), f"{name}: every token should be made by a merge"
+    return tok
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_backtracking_equals_tiktoken_on_multilingual_corpora(data_dir: Path, name: str) -> None:
+    tok, enc = backtracking(name), tiktoken_encoding(data_dir, name)
+    for rel in MULTILINGUAL:
+        text = read_text(data_dir / rel)[:SLICE_CHARS]
+        lines = text.splitlines(keepends=True)
+        assert_all_equal(
+            [tok.encode_ordinary(x) for x in lines], enc.encode_ordinary_batch(lines), lines
+        )
+        assert_ids_equal(tok.encode_ordinary(text), enc.encode_ordinary(text))
+
+
+# runs of characters from scripts without spaces between words (one pre-token each), with
+# marks, emoji, a few separators, and the odd Latin letter (a piece with two ASCII bytes in a
+# row is merged instead)
+non_latin_text = st.lists(
+    st.one_of(
+        st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x4E80), min_size=10),
+        st.text(st.characters(min_codepoint=0x0E00, max_codepoint=0x0E7F), min_size=10),
+        st.text(st.characters(min_codepoint=0x3040, max_codepoint=0x30FF), min_size=5),
+        st.text(st.characters(min_codepoint=0x0400, max_codepoint=0x04FF), min_size=5),
+        st.text(st.characters(min_codepoint=0x0900, max_codepoint=0x097F), min_size=5),
+        st.text(st.characters(min_codepoint=0x1F300, max_codepoint=0x1F64F), min_size=3),
+        st.text(st.characters(min_codepoint=0x80, max_codepoint=0x10FFFF), min_size=5),
+        st.sampled_from([" ", "\n", "a", "。", "、", "\u0301", "ー", " 的"]),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(deadline=None, max_examples=300)
+@given(non_latin_text)
+def test_backtracking_equals_tiktoken_on_any_non_latin_text(data_dir: Path, text: str) -> None:
+    for name in ("cl100k_base", "o200k_base"):
+        tok, enc = _backtracking_cached(name), tiktoken_encoding(data_dir, name)
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), name
+
+
+_BACKTRACKING: dict[str, bytepair.Tokenizer] = {}
+
+
+def _backtracking_cached(name: str) -> bytepair.Tokenizer:
+    if name not in _BACKTRACKING:
+        _BACKTRACKING[name] = backtracking(name)
+    return _BACKTRACKING[name]

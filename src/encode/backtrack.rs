@@ -1,0 +1,240 @@
+//! Exact BPE for long pieces of non-Latin text by backtracking over longest-prefix tokens.
+//!
+//! In a vocabulary where every token is made by merging two tokens of lower rank (checked
+//! when the tables are built), the BPE encoding of a piece is the one way to cut it into
+//! tokens such that every two neighbours are a "valid pair": BPE of their two byte strings
+//! joined gives back exactly those two tokens. So the encoding can be found left to right:
+//! take the longest token the rest of the piece starts with, keep it if it makes a valid pair
+//! with the token before it and a cut at its end was not already found to fail, else try its
+//! next shorter prefix token; with none left, give the previous token back. tiktoken's rule
+//! rescans every pair of the piece after every merge, so on a long run of Chinese or Thai
+//! (one pre-token of dozens of characters) this does far less work.
+//! (The method is that of GitHub's `bpe` crate in rust-gems.)
+//!
+//! Only pieces without two ASCII bytes in a row take this path, so the tables hold only the
+//! tokens that can occur in them (no two ASCII bytes in a row either: a few thousand tokens
+//! for cl100k, 71k for o200k): cheap to build, and English and code never need them.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind, StartKind};
+
+use crate::Rank;
+
+/// Pieces of at least this many bytes are long: backtracking beats merging on them (on a
+/// multilingual corpus with cl100k, 13 to 64 bytes all gained, 20 the most).
+pub const LONG_PIECE: usize = 20;
+
+/// Whether the tables apply to `bytes`: no two ASCII bytes in a row, so every token inside
+/// (and every part of one) has the same property and is in the tables.
+#[inline]
+pub fn eligible(bytes: &[u8]) -> bool {
+    bytes.windows(2).all(|w| (w[0] | w[1]) >= 0x80)
+}
+
+/// Bytes of eligible pieces merged, per byte of the tokens in the tables, before the tables
+/// are built. Building costs ~270 ns per byte of tokens (o200k's 71k eligible tokens, 0.6
+/// MB: 0.16 s) and backtracking saves ~12 ns per byte of piece, so by then merging has cost
+/// as much extra as building will (the ski-rental rule): text with few such pieces never
+/// pays for the tables, and text with many pays at most about twice what it would have with
+/// them from the start. (cl100k's few thousand eligible tokens are built after 0.5 MB.)
+const BUILD_AFTER_PER_BYTE: usize = 22;
+
+/// The tables of an encoder, built the first time they are worth it (see
+/// `BUILD_AFTER_PER_BYTE`) by the thread that finds so; the others keep merging meanwhile.
+#[derive(Default)]
+pub struct Lazy {
+    tables: OnceLock<Option<Backtrack>>,
+    merged: AtomicUsize,
+    building: AtomicBool,
+}
+
+impl Lazy {
+    /// The tables, if built; else counts `len` more bytes merged, and builds them with
+    /// `build` once `table_bytes * BUILD_AFTER_PER_BYTE` bytes have been.
+    #[inline]
+    pub fn get(
+        &self,
+        len: usize,
+        table_bytes: usize,
+        build: impl FnOnce() -> Option<Backtrack>,
+    ) -> Option<&Backtrack> {
+        if let Some(t) = self.tables.get() {
+            return t.as_ref();
+        }
+        let merged = self.merged.fetch_add(len, Ordering::Relaxed) + len;
+        if merged >= table_bytes.saturating_mul(BUILD_AFTER_PER_BYTE) {
+            self.build_now(build);
+        }
+        None
+    }
+
+    /// Builds the tables now (unless built or being built); true if they are in use.
+    pub fn build_now(&self, build: impl FnOnce() -> Option<Backtrack>) -> bool {
+        if !self.building.swap(true, Ordering::AcqRel) {
+            let _ = self.tables.set(build());
+        }
+        self.tables.get().is_some_and(|t| t.is_some())
+    }
+}
+
+// A copy of an encoder starts over (the tables are rebuilt when worth it).
+impl Clone for Lazy {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lazy({:?})", self.tables.get())
+    }
+}
+
+/// No token.
+const NO: Rank = Rank::MAX;
+
+pub struct Backtrack {
+    /// Anchored leftmost-longest search over the tokens' bytes; pattern `k` is token `ids[k]`.
+    ac: AhoCorasick,
+    ids: Vec<Rank>,
+    /// By id: bytes, rank, the pair whose merge makes the token (`(NO, NO)` for a single
+    /// byte), and its longest proper prefix that is a token (`NO` for a single byte).
+    len: Vec<u32>,
+    rank: Vec<u32>,
+    split: Vec<(Rank, Rank)>,
+    next_prefix: Vec<Rank>,
+}
+
+impl Backtrack {
+    /// `tokens`: (id, bytes, rank) of every eligible mergeable token, single bytes included
+    /// (their ranks are ignored); `split(id)`: the two tokens whose merge makes a multi-byte token, `None` if
+    /// BPE of its bytes with only lower ranks does not end in two tokens; `id_of(bytes)`.
+    /// `None` when the vocabulary does not have the property the method needs.
+    pub fn new(
+        tokens: &[(Rank, &[u8], u32)],
+        split: impl Fn(Rank, &[u8], u32) -> Option<(Rank, Rank)>,
+        id_of: impl Fn(&[u8]) -> Option<Rank>,
+    ) -> Option<Self> {
+        // tables by id: the caller's ids are dense (its decoder is a table)
+        let size = tokens.iter().map(|t| t.0 as usize + 1).max()?;
+        let mut s = Self {
+            ac: AhoCorasick::new::<_, &[u8]>([]).ok()?,
+            ids: Vec::with_capacity(tokens.len()),
+            len: vec![0; size],
+            rank: vec![u32::MAX; size],
+            split: vec![(NO, NO); size],
+            next_prefix: vec![NO; size],
+        };
+        let mut seen_rank = rustc_hash::FxHashSet::default();
+        for &(id, bytes, rank) in tokens {
+            let i = id as usize;
+            if s.len[i] != 0 || id_of(bytes) != Some(id) {
+                return None; // the same bytes twice, or an id twice
+            }
+            s.len[i] = bytes.len() as u32;
+            s.ids.push(id);
+            if bytes.len() == 1 {
+                continue;
+            }
+            if !seen_rank.insert(rank) {
+                return None; // two tokens of one rank: ties would be broken differently
+            }
+            s.rank[i] = rank;
+            s.split[i] = split(id, bytes, rank)?;
+            s.next_prefix[i] = (1..bytes.len()).rev().find_map(|k| id_of(&bytes[..k]))?;
+        }
+        let patterns: Vec<&[u8]> = tokens.iter().map(|t| t.1).collect();
+        s.ac = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .start_kind(StartKind::Anchored)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(&patterns)
+            .ok()?;
+        Some(s)
+    }
+
+    /// Whether BPE of the bytes of `a` then `b` gives back `a`, `b`: undo the later of the
+    /// two merges that made them, one at a time, and check that no pair across the boundary
+    /// would have merged first (`pair(x, y)`: the rank of x + y, if a token).
+    #[inline]
+    fn valid(&self, mut a: Rank, mut b: Rank, pair: &impl Fn(Rank, Rank) -> Option<u32>) -> bool {
+        // the time the state (.., a, b, ..) stopped existing: a rank, or a rank + 1 when the
+        // merge was right of the boundary (the leftmost of equal ranks goes first)
+        let mut limit = u64::MAX;
+        loop {
+            if pair(a, b).is_some_and(|r| (r as u64) < limit) {
+                return false;
+            }
+            let (sa, sb) = (self.split[a as usize], self.split[b as usize]);
+            let (ra, rb) = (self.rank[a as usize], self.rank[b as usize]);
+            if sa.0 != NO && (sb.0 == NO || ra > rb) {
+                limit = ra as u64;
+                a = sa.1;
+            } else if sb.0 != NO {
+                limit = rb as u64 + 1;
+                b = sb.0;
+            } else {
+                return true;
+            }
+        }
+    }
+
+    #[inline]
+    fn longest(&self, piece: &[u8], at: usize) -> Rank {
+        self.ac
+            .find(Input::new(&piece[at..]).anchored(Anchored::Yes))
+            .map_or(NO, |m| self.ids[m.pattern().as_usize()])
+    }
+
+    /// Appends the ids of `piece` to `out` (false, and nothing appended, if the search
+    /// fails, which the vocabulary check rules out).
+    pub fn encode(
+        &self,
+        piece: &[u8],
+        pair: impl Fn(Rank, Rank) -> Option<u32>,
+        out: &mut Vec<Rank>,
+    ) -> bool {
+        let n = piece.len();
+        let start = out.len();
+        // dead[i]: no valid encoding of piece[i..] follows the tokens that end at i
+        let mut small = [false; 257];
+        let mut large = Vec::new();
+        let dead: &mut [bool] = if n < small.len() {
+            &mut small
+        } else {
+            large.resize(n + 1, false);
+            &mut large
+        };
+        let mut at = 0;
+        let mut cand = self.longest(piece, 0);
+        while at < n {
+            if cand != NO {
+                let end = at + self.len[cand as usize] as usize;
+                let before = (out.len() > start).then(|| out[out.len() - 1]);
+                if !dead[end] && before.is_none_or(|b| self.valid(b, cand, &pair)) {
+                    out.push(cand);
+                    at = end;
+                    cand = if at < n { self.longest(piece, at) } else { NO };
+                } else {
+                    cand = self.next_prefix[cand as usize];
+                }
+            } else {
+                dead[at] = true;
+                let Some(last) = (out.len() > start).then(|| out.pop()).flatten() else {
+                    return false;
+                };
+                at -= self.len[last as usize] as usize;
+                cand = self.next_prefix[last as usize];
+            }
+        }
+        true
+    }
+}
+
+impl std::fmt::Debug for Backtrack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Backtrack({} tokens)", self.ids.len())
+    }
+}
