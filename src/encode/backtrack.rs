@@ -150,6 +150,10 @@ impl Backtrack {
             .match_kind(MatchKind::LeftmostLongest)
             .start_kind(StartKind::Anchored)
             .kind(Some(AhoCorasickKind::ContiguousNFA))
+            // dense transitions for the root only: 2 MB instead of 11 for o200k, about as
+            // fast; no prefilter (every search is anchored)
+            .dense_depth(1)
+            .prefilter(false)
             .build(&patterns)
             .ok()?;
         Some(s)
