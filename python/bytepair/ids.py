@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import struct
 import tempfile
 import time
@@ -260,23 +261,29 @@ def open_ids(path: PathLike) -> np.ndarray:
 
     Raises:
         FileNotFoundError: the file, or the sidecar of a raw file, is missing.
-        ValueError: the sidecar is malformed, or the file's size does not match the token
-            count it records (a truncated or foreign file).
+        TypeError: ``path`` is not a str or ``os.PathLike`` of str.
+        ValueError: not a regular file; a ``.npy`` that is not one (another format, cut
+            short), or holds no 1-D array of unsigned integers; a malformed sidecar, or one
+            whose dtype or token count the file does not match (a truncated or foreign file).
     """
     import numpy as np
 
     path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"open_ids takes a str or os.PathLike path, not {type(path).__name__}")
     if not os.path.exists(path):
         raise FileNotFoundError(2, "No such file or directory", path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # (a fifo would block here until some writer came)
+        raise ValueError(f"{path}: not a regular file")
     side = sidecar_path(path)
     info = _read_sidecar(side) if os.path.exists(side) else None
-    if path.endswith(".npy"):
-        try:
-            arr = np.load(path, mmap_mode="r")
-        except (ValueError, EOFError) as e:  # numpy's words name neither the file nor why
-            raise ValueError(f"{path}: not a readable .npy id file (truncated?): {e}") from None
-        if arr.ndim != 1:
-            raise ValueError(f"{path}: holds an array of shape {arr.shape}, not a 1-D id array")
+    if path.lower().endswith(".npy"):
+        arr = _load_npy(path)
+        if info is not None and arr.dtype != np.dtype(info["dtype"]):
+            raise ValueError(
+                f"{path}: holds {arr.dtype} ids but its sidecar {side} says {info['dtype']}"
+            )
     else:
         if info is None:
             raise FileNotFoundError(
@@ -473,6 +480,33 @@ def _npy_header(dtype: np.dtype[Any], n: int) -> bytes:
     return magic + struct.pack("<H", len(text)) + text.encode("latin1")
 
 
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _load_npy(path: str) -> np.ndarray:
+    """``np.load(path, mmap_mode="r")`` of a 1-D array of unsigned integers, with errors that
+    name the file (numpy's do not, and for a file that is not a .npy at all it speaks of
+    pickles)."""
+    import numpy as np
+
+    with open(path, "rb") as f:
+        magic = f.read(len(_NPY_MAGIC))
+    if magic != _NPY_MAGIC:
+        what = "empty" if not magic else "not a .npy file (no NumPy header)"
+        raise ValueError(f"{path}: {what}")
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, EOFError, OSError) as e:
+        raise ValueError(
+            f"{path}: not a readable .npy id file (cut short or damaged): {e}"
+        ) from None
+    if arr.ndim != 1:
+        raise ValueError(f"{path}: holds an array of shape {arr.shape}, not a 1-D id array")
+    if arr.dtype.kind != "u" or arr.dtype.fields is not None:
+        raise ValueError(f"{path}: holds {arr.dtype} values, not unsigned integer ids")
+    return arr
+
+
 def _read_sidecar(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
@@ -482,8 +516,10 @@ def _read_sidecar(path: str) -> dict[str, Any]:
     if not isinstance(info, dict):
         raise ValueError(f"{path}: expected a JSON object")
     for key, kind in (("dtype", str), ("n_tokens", int)):
-        if not isinstance(info.get(key), kind):
+        if not isinstance(info.get(key), kind) or isinstance(info.get(key), bool):
             raise ValueError(f"{path}: key {key!r} is missing or not a {kind.__name__}")
+    if info["n_tokens"] < 0:
+        raise ValueError(f"{path}: n_tokens {info['n_tokens']} is negative")
     if info["dtype"] not in ("uint16", "uint32"):
         raise ValueError(f"{path}: dtype {info['dtype']!r} is not uint16 or uint32")
     return info

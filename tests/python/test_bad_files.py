@@ -615,6 +615,21 @@ def test_gpt2_folder_missing_its_other_file(tmp_path: Path, present: str, missin
         bytepair.load(tmp_path)
 
 
+def test_gpt2_folder_with_a_folder_or_a_mixed_pair(tmp_path: Path) -> None:
+    (tmp_path / "vocab.json").write_text("{}")
+    (tmp_path / "merges.txt").mkdir()
+    with pytest.raises(ValueError, match=r"merges.txt: not a file"):
+        bytepair.load(tmp_path)
+    (tmp_path / "merges.txt").rmdir()
+    (tmp_path / "merges.txt").symlink_to(tmp_path / "gone")
+    with pytest.raises(ValueError, match=r"merges.txt: a broken symlink"):
+        bytepair.load(tmp_path)
+    (tmp_path / "merges.txt").unlink()
+    (tmp_path / "vocab.bpe").write_text("#version: 0.2\n")
+    with pytest.raises(ValueError, match=r"has vocab.json and vocab.bpe, not a pair of GPT-2"):
+        bytepair.load(tmp_path)
+
+
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"  \r\n"])
 def test_empty_file_says_so(tmp_path: Path, content: bytes) -> None:
     for name in ("tok.json", "ranks.tiktoken"):

@@ -254,10 +254,49 @@ def test_open_ids_is_read_only_and_checked(story_tok: bytepair.Tokenizer, tmp_pa
     # a .npy cut inside its header or its data names the file (numpy's message does not)
     np.save(tmp_path / "whole.npy", np.arange(100, dtype=np.uint16))
     whole = (tmp_path / "whole.npy").read_bytes()
-    for cut in (5, 60, len(whole) - 3):
+    for cut in (60, len(whole) - 3):
         (tmp_path / "cut.npy").write_bytes(whole[:cut])
         with pytest.raises(ValueError, match=r"cut.npy: not a readable .npy id file"):
             bytepair.open_ids(tmp_path / "cut.npy")
+
+
+def test_open_ids_refuses_what_is_not_an_id_array(tmp_path: Path) -> None:
+    def refused(name: str, message: str, exc: type[Exception] = ValueError) -> None:
+        with pytest.raises(exc, match=message):
+            bytepair.open_ids(tmp_path / name)
+
+    np.save(tmp_path / "whole.npy", np.arange(100, dtype=np.uint16))
+    whole = (tmp_path / "whole.npy").read_bytes()
+    # not a .npy at all, whatever its name: no talk of pickles
+    (tmp_path / "text.npy").write_text("hello")
+    (tmp_path / "short.npy").write_bytes(whole[:5])
+    (tmp_path / "empty.npy").write_bytes(b"")
+    np.savez(tmp_path / "z.npz", a=np.arange(3))
+    (tmp_path / "z.npz").rename(tmp_path / "z.npy")
+    for name in ("text.npy", "short.npy", "z.npy"):
+        refused(name, rf"{name}: not a .npy file \(no NumPy header\)")
+    refused("empty.npy", "empty.npy: empty")
+    # arrays of something other than unsigned integers
+    for dtype in (np.float32, np.int64, np.bool_, np.complex64, "U3", [("a", np.uint16)]):
+        np.save(tmp_path / "odd.npy", np.zeros(3, dtype))
+        refused("odd.npy", "odd.npy: holds .* values, not unsigned integer ids")
+    # a sidecar whose dtype or count the .npy does not match
+    np.save(tmp_path / "ids.npy", np.arange(5, dtype=np.uint16))
+    (tmp_path / "ids.npy.json").write_text('{"dtype": "uint32", "n_tokens": 5}')
+    refused("ids.npy", "ids.npy: holds uint16 ids but its sidecar .* says uint32")
+    for bad in ("true", "-3"):
+        (tmp_path / "ids.npy.json").write_text(f'{{"dtype": "uint16", "n_tokens": {bad}}}')
+        refused("ids.npy", "ids.npy.json: (key 'n_tokens' is missing or not a int|n_tokens -3)")
+    # an upper-case name is a .npy too, a folder or a fifo is not a file (a fifo would block)
+    np.save(tmp_path / "UP.npy", np.arange(4, dtype=np.uint32))
+    (tmp_path / "UP.npy").rename(tmp_path / "UP.NPY")
+    assert bytepair.open_ids(tmp_path / "UP.NPY").tolist() == [0, 1, 2, 3]
+    (tmp_path / "folder.npy").mkdir()
+    refused("folder.npy", "folder.npy: not a regular file")
+    os.mkfifo(tmp_path / "fifo.npy")
+    refused("fifo.npy", "fifo.npy: not a regular file")
+    with pytest.raises(TypeError, match="str or os.PathLike"):
+        bytepair.open_ids(os.fsencode(tmp_path / "whole.npy"))  # type: ignore[arg-type]
 
 
 def test_a_failed_run_leaves_no_file(story_tok: bytepair.Tokenizer, tmp_path: Path) -> None:

@@ -38,6 +38,26 @@ def detect(path: str | os.PathLike[str]) -> str:
     return _sniff(Path(path))[0]
 
 
+_GPT2_PAIRS = {"vocab.json": "merges.txt", "encoder.json": "vocab.bpe"}
+
+
+def _incomplete_gpt2_folder(p: Path) -> None:
+    """Raises ValueError naming what is wrong if ``p`` holds some GPT-2 files but no pair."""
+    partner = {**_GPT2_PAIRS, **{b: a for a, b in _GPT2_PAIRS.items()}}
+    present = [name for name in partner if os.path.lexists(p / name)]
+    for name in present:
+        if not (p / name).is_file():
+            what = "a broken symlink" if not (p / name).exists() else "not a file"
+            raise ValueError(f"{p / name}: {what}")
+    if len(present) == 1:
+        raise ValueError(f"{p}: folder has {present[0]} but no {partner[present[0]]} beside it")
+    if present:
+        raise ValueError(
+            f"{p}: folder has {' and '.join(present)}, not a pair of GPT-2 files (vocab.json "
+            "+ merges.txt, or encoder.json + vocab.bpe)"
+        )
+
+
 def _sniff(p: Path) -> tuple[str, object]:
     """The format, and the parsed document of a JSON file (else None)."""
     from . import gpt2, hf, native, tiktoken
@@ -48,10 +68,7 @@ def _sniff(p: Path) -> tuple[str, object]:
             return "hf", None
         if gpt2.is_folder(p):
             return "gpt2", None
-        for one, other in (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")):
-            if (p / one).is_file() or (p / other).is_file():
-                have, missing = (one, other) if (p / one).is_file() else (other, one)
-                raise ValueError(f"{p}: folder has {have} but no {missing} beside it")
+        _incomplete_gpt2_folder(p)
         raise ValueError(
             f"{p}: folder has no tokenizer files (expected tokenizer.json, vocab.json + "
             "merges.txt, or encoder.json + vocab.bpe)"
