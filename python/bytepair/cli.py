@@ -20,6 +20,7 @@ import argparse
 import codecs
 import contextlib
 import glob
+import json
 import os
 import re
 import signal
@@ -28,7 +29,10 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import BinaryIO, Callable, TextIO
+from typing import TYPE_CHECKING, BinaryIO, Callable, TextIO
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
 
 __all__ = ["main"]
 
@@ -227,9 +231,10 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "decode",
         help="decode token ids to text",
-        description="Read token ids separated by whitespace (FILE, or stdin) and write the "
-        "bytes they stand for to stdout, unchanged: `bytepair encode | bytepair decode` gives "
-        "back the input byte for byte.",
+        description="Read token ids separated by whitespace (FILE, or stdin), or the id file "
+        "that `bytepair encode -o` wrote (.npy, or a raw file with its .json sidecar), and "
+        "write the bytes they stand for to stdout, unchanged: `bytepair encode | bytepair "
+        "decode` gives back the input byte for byte.",
     )
     _add_tokenizer_arg(p)
     p.add_argument("input", nargs="?", metavar="FILE", help="token ids (default: stdin)")
@@ -689,6 +694,14 @@ def _cmd_decode(args: argparse.Namespace) -> int:
             sys.stdout.write(data.decode("utf-8", "surrogateescape"))
         batch.clear()
 
+    chunks = _id_file_chunks(args.input, tok)
+    if chunks is not None:
+        for ids_chunk in chunks:
+            batch.extend(ids_chunk)
+            flush()
+        if out is not None:
+            out.flush()
+        return 0
     for n, word in enumerate(_read_words(args.input), start=1):
         if not _ID.fullmatch(word):
             shown = word[:40].decode("utf-8", "replace")
@@ -711,6 +724,36 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 
 _ID = re.compile(rb"[0-9]+")
+
+
+def _id_file_chunks(path: str | None, tok: Tokenizer) -> Iterator[list[int]] | None:
+    """The ids of an id file that ``encode -o`` wrote (a ``.npy``, or a raw file beside its
+    ``.json`` sidecar), in chunks; None for anything else (ids as text)."""
+    from . import ids
+
+    if not path or path == "-" or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        npy = f.read(6) == b"\x93NUMPY"
+    side = ids.sidecar_path(path)
+    if not npy and not os.path.isfile(side):
+        return None
+    try:
+        arr = ids.open_ids(path)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    try:
+        with open(side, encoding="utf-8") as f:
+            recorded = json.load(f).get("tokenizer_sha256")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if recorded is not None and recorded != ids.tokenizer_sha256(tok):
+        print(
+            f"bytepair: warning: {path} was written with another tokenizer than this one "
+            "(its sidecar records a different tokenizer_sha256)",
+            file=sys.stderr,
+        )
+    return (arr[i : i + _DECODE_IDS].tolist() for i in range(0, len(arr), _DECODE_IDS))
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

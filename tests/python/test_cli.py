@@ -243,6 +243,34 @@ def test_decode_is_byte_exact(
     assert capsysbinary.readouterr().out == TRICKY.encode("utf-8")
 
 
+@pytest.mark.parametrize("name", ["ids.npy", "ids.bin"])
+def test_decode_reads_the_id_files_encode_writes(
+    story_tok: Path,
+    tmp_path: Path,
+    name: str,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    doc = tmp_path / "doc.txt"
+    doc.write_text(TRICKY, encoding="utf-8")
+    out = tmp_path / name
+    assert main(["encode", "-t", str(story_tok), str(doc), "-o", str(out), "--no-progress"]) == 0
+    capsysbinary.readouterr()
+    assert main(["decode", "-t", str(story_tok), str(out)]) == 0
+    captured = capsysbinary.readouterr()
+    assert captured.out == TRICKY.encode("utf-8")
+    assert b"warning" not in captured.err
+    # another tokenizer: decoded all the same, with a warning
+    other = tmp_path / "other.json"
+    bytepair.train(iter([TRICKY]), 300).save(other)
+    assert main(["decode", "-t", str(other), str(out)]) in (0, 1)
+    assert b"written with another tokenizer" in capsysbinary.readouterr().err
+    # a damaged id file is one error line
+    out.write_bytes(out.read_bytes()[:-1])
+    assert main(["decode", "-t", str(story_tok), str(out)]) == 1
+    err = capsysbinary.readouterr().err.decode()
+    assert err.startswith("bytepair: error: ") and name in err and "Traceback" not in err
+
+
 def test_decode_partial_utf8_tokens_kept_raw(
     story_tok: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
