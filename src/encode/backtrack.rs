@@ -12,15 +12,22 @@
 //! (The method is that of GitHub's `bpe` crate in rust-gems.)
 //!
 //! Only pieces without two ASCII bytes in a row take this path, so the tables hold only the
-//! tokens that can occur in them (no two ASCII bytes in a row either: a few thousand tokens
-//! for cl100k, 71k for o200k): cheap to build, and English and code never need them.
+//! tokens that can occur in them (no two ASCII bytes in a row either: 4k tokens for cl100k,
+//! 61k for o200k): cheap to build, and English and code never need them.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind, StartKind};
 
+use rustc_hash::FxHashMap;
+
 use crate::Rank;
+
+#[inline]
+fn pair_key(a: Rank, b: Rank) -> u64 {
+    (a as u64) << 32 | b as u64
+}
 
 /// Pieces of at least this many bytes are long: backtracking beats merging on them (on a
 /// multilingual corpus with cl100k, 13 to 64 bytes all gained, 20 the most).
@@ -34,11 +41,12 @@ pub fn eligible(bytes: &[u8]) -> bool {
 }
 
 /// Bytes of eligible pieces merged, per byte of the tokens in the tables, before the tables
-/// are built. Building costs ~270 ns per byte of tokens (o200k's 71k eligible tokens, 0.6
-/// MB: 0.16 s) and backtracking saves ~12 ns per byte of piece, so by then merging has cost
-/// as much extra as building will (the ski-rental rule): text with few such pieces never
-/// pays for the tables, and text with many pays at most about twice what it would have with
-/// them from the start. (cl100k's few thousand eligible tokens are built after 0.5 MB.)
+/// are built. Building costs ~330 ns per byte of tokens (o200k's 61k eligible tokens, 0.5
+/// MB: 0.17 s) and backtracking saves ~15 ns per byte of such pieces (o200k, 20 MB of
+/// multilingual text), so by then merging has cost as much extra as building will (the
+/// ski-rental rule): text with few such pieces never pays for the tables, and text with many
+/// pays at most about twice what it would have with them from the start. (cl100k's tables,
+/// 16 KB of tokens, come after 0.35 MB of such pieces; o200k's after 11 MB.)
 const BUILD_AFTER_PER_BYTE: usize = 22;
 
 /// The tables of an encoder, built the first time they are worth it (see
@@ -105,13 +113,19 @@ pub struct Backtrack {
     rank: Vec<u32>,
     split: Vec<(Rank, Rank)>,
     next_prefix: Vec<Rank>,
+    /// (left, right) -> rank of left + right, for the pairs of these tokens only: every pair
+    /// looked at is a substring of an eligible piece, so its join, if a token, is one of
+    /// them. Smaller than the encoder's table of all pairs, it stays in the CPU caches
+    /// better: o200k's multilingual text went from 46 to 55 MB/s with it.
+    pairs: FxHashMap<u64, u32>,
 }
 
 impl Backtrack {
     /// `tokens`: (id, bytes, rank) of every eligible mergeable token, single bytes included
-    /// (their ranks are ignored); `split(id)`: the two tokens whose merge makes a multi-byte token, `None` if
-    /// BPE of its bytes with only lower ranks does not end in two tokens; `id_of(bytes)`.
-    /// `None` when the vocabulary does not have the property the method needs.
+    /// (their ranks are ignored); `split(id, bytes, rank)`: the two tokens whose merge makes
+    /// a multi-byte token, `None` if BPE of its bytes with only lower ranks does not end in
+    /// two tokens that merge into it; `id_of(bytes)`. `None` when the vocabulary does not
+    /// have the property the method needs.
     pub fn new(
         tokens: &[(Rank, &[u8], u32)],
         split: impl Fn(Rank, &[u8], u32) -> Option<(Rank, Rank)>,
@@ -126,6 +140,7 @@ impl Backtrack {
             rank: vec![u32::MAX; size],
             split: vec![(NO, NO); size],
             next_prefix: vec![NO; size],
+            pairs: FxHashMap::default(),
         };
         let mut seen_rank = rustc_hash::FxHashSet::default();
         for &(id, bytes, rank) in tokens {
@@ -144,6 +159,11 @@ impl Backtrack {
             s.rank[i] = rank;
             s.split[i] = split(id, bytes, rank)?;
             s.next_prefix[i] = (1..bytes.len()).rev().find_map(|k| id_of(&bytes[..k]))?;
+            for k in 1..bytes.len() {
+                if let (Some(l), Some(r)) = (id_of(&bytes[..k]), id_of(&bytes[k..])) {
+                    s.pairs.insert(pair_key(l, r), rank);
+                }
+            }
         }
         let patterns: Vec<&[u8]> = tokens.iter().map(|t| t.1).collect();
         s.ac = AhoCorasick::builder()
@@ -161,14 +181,18 @@ impl Backtrack {
 
     /// Whether BPE of the bytes of `a` then `b` gives back `a`, `b`: undo the later of the
     /// two merges that made them, one at a time, and check that no pair across the boundary
-    /// would have merged first (`pair(x, y)`: the rank of x + y, if a token).
+    /// would have merged first.
     #[inline]
-    fn valid(&self, mut a: Rank, mut b: Rank, pair: &impl Fn(Rank, Rank) -> Option<u32>) -> bool {
+    fn valid(&self, mut a: Rank, mut b: Rank) -> bool {
         // the time the state (.., a, b, ..) stopped existing: a rank, or a rank + 1 when the
         // merge was right of the boundary (the leftmost of equal ranks goes first)
         let mut limit = u64::MAX;
         loop {
-            if pair(a, b).is_some_and(|r| (r as u64) < limit) {
+            if self
+                .pairs
+                .get(&pair_key(a, b))
+                .is_some_and(|&r| (r as u64) < limit)
+            {
                 return false;
             }
             let (sa, sb) = (self.split[a as usize], self.split[b as usize]);
@@ -194,12 +218,7 @@ impl Backtrack {
 
     /// Appends the ids of `piece` to `out` (false, and nothing appended, if the search
     /// fails, which the vocabulary check rules out).
-    pub fn encode(
-        &self,
-        piece: &[u8],
-        pair: impl Fn(Rank, Rank) -> Option<u32>,
-        out: &mut Vec<Rank>,
-    ) -> bool {
+    pub fn encode(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
         let n = piece.len();
         let start = out.len();
         // dead[i]: no valid encoding of piece[i..] follows the tokens that end at i
@@ -217,7 +236,7 @@ impl Backtrack {
             if cand != NO {
                 let end = at + self.len[cand as usize] as usize;
                 let before = (out.len() > start).then(|| out[out.len() - 1]);
-                if !dead[end] && before.is_none_or(|b| self.valid(b, cand, &pair)) {
+                if !dead[end] && before.is_none_or(|b| self.valid(b, cand)) {
                     out.push(cand);
                     at = end;
                     cand = if at < n { self.longest(piece, at) } else { NO };

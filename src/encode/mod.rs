@@ -190,8 +190,7 @@ impl Encoder {
                 .long
                 .get(piece.len(), self.long_bytes, || self.backtrack())
             {
-                let pair = |a, b| self.pair_table.get(&pair_key(a, b)).map(|p| p.0);
-                if bt.encode(piece, pair, out) {
+                if bt.encode(piece, out) {
                     return;
                 }
             }
