@@ -15,7 +15,7 @@
 //! tokens that can occur in them (no two ASCII bytes in a row either: 4k tokens for cl100k,
 //! 61k for o200k): cheap to build, and English and code never need them.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind, StartKind};
@@ -55,7 +55,9 @@ const BUILD_AFTER_PER_BYTE: usize = 22;
 pub struct Lazy {
     tables: OnceLock<Option<Backtrack>>,
     merged: AtomicUsize,
-    building: AtomicBool,
+    /// The process whose thread is building the tables (0: none). A process forked during
+    /// the build has no such thread, and builds them itself.
+    builder: AtomicU32,
 }
 
 impl Lazy {
@@ -73,14 +75,29 @@ impl Lazy {
         }
         let merged = self.merged.fetch_add(len, Ordering::Relaxed) + len;
         if merged >= table_bytes.saturating_mul(BUILD_AFTER_PER_BYTE) {
-            self.build_now(build);
+            let me = std::process::id();
+            let was = self.builder.load(Ordering::Acquire);
+            let claimed = was != me
+                && self
+                    .builder
+                    .compare_exchange(was, me, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok();
+            if claimed {
+                let _ = self.tables.set(build());
+            }
         }
         None
     }
 
-    /// Builds the tables now (unless built or being built); true if they are in use.
+    /// Whether the tables are built and in use.
+    pub fn in_use(&self) -> bool {
+        self.tables.get().is_some_and(|t| t.is_some())
+    }
+
+    /// Builds the tables now, unless built (a build under way elsewhere is not waited for:
+    /// this one is kept if it ends first); true if they are in use.
     pub fn build_now(&self, build: impl FnOnce() -> Option<Backtrack>) -> bool {
-        if !self.building.swap(true, Ordering::AcqRel) {
+        if self.tables.get().is_none() {
             let _ = self.tables.set(build());
         }
         self.tables.get().is_some_and(|t| t.is_some())

@@ -427,6 +427,11 @@ impl Encoder {
         self.long.build_now(|| self.backtrack())
     }
 
+    /// Whether long pieces are encoded by backtracking (the tables are built).
+    pub fn backtracking(&self) -> bool {
+        self.long.in_use()
+    }
+
     /// The bytes of one token.
     pub fn token_bytes(&self, id: Rank) -> Result<&[u8]> {
         self.decoder.get(id).ok_or(Error::UnknownToken(id as u64))

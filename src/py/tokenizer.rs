@@ -421,6 +421,12 @@ impl CoreBPE {
         py.detach(|| self.enc.backtrack_now())
     }
 
+    /// Whether long pieces of non-Latin text are encoded by backtracking yet.
+    #[getter]
+    fn backtracking(&self) -> bool {
+        self.enc.backtracking()
+    }
+
     fn encode_piece(&self, piece: &[u8]) -> Vec<Rank> {
         let mut out = Vec::new();
         self.enc.encode_piece(piece, &mut out);

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 import shutil
+import time
 import warnings
 from pathlib import Path
 
@@ -538,3 +539,36 @@ def _backtracking_cached(name: str) -> bytepair.Tokenizer:
     if name not in _BACKTRACKING:
         _BACKTRACKING[name] = backtracking(name)
     return _BACKTRACKING[name]
+
+
+def test_backtracking_tables_come_when_they_pay_also_across_threads_and_fork(
+    data_dir: Path,
+) -> None:
+    # o200k's tables come after ~11 MB of long non-Latin pieces; one piece of 12 MB crosses
+    # that, and the call that crosses it builds them (~0.2 s) before encoding the piece
+    import os
+    import threading
+
+    tok = pickle.loads(pickle.dumps(bytepair.get_encoding("o200k_base")))
+    enc = tiktoken_encoding(data_dir, "o200k_base")
+    assert not tok._core.backtracking
+    small = "中文的文字" * 10
+    assert tok.encode_ordinary(small) == enc.encode_ordinary(small)
+    assert not tok._core.backtracking  # (far below the threshold)
+    big = "中" * 4_000_000
+    worker = threading.Thread(target=tok.encode_ordinary, args=(big,))
+    worker.start()
+    time.sleep(0.05)
+    pid = os.fork()  # (maybe) while the worker builds: the child must build for itself
+    if pid == 0:
+        ok = False
+        try:
+            tok.encode_ordinary(big)  # (crosses the threshold on its own: builds)
+            ok = tok._core.backtracking and tok.encode_ordinary(small) == enc.encode_ordinary(small)
+        finally:
+            os._exit(0 if ok else 1)
+    # another thread asking for the tables while they are built gets them too
+    assert tok._core.backtrack_now()
+    worker.join()
+    assert tok._core.backtracking
+    assert os.waitpid(pid, 0)[1] == 0
