@@ -20,7 +20,6 @@ import argparse
 import codecs
 import contextlib
 import glob
-import json
 import os
 import re
 import signal
@@ -734,19 +733,16 @@ def _id_file_chunks(path: str | None, tok: Tokenizer) -> Iterator[list[int]] | N
     if not path or path == "-" or not os.path.isfile(path):
         return None
     with open(path, "rb") as f:
-        npy = f.read(6) == b"\x93NUMPY"
+        npy = f.read(len(ids._NPY_MAGIC)) == ids._NPY_MAGIC
     side = ids.sidecar_path(path)
-    if not npy and not os.path.isfile(side):
+    has_side = os.path.isfile(side)
+    if not npy and not has_side:
         return None
     try:
         arr = ids.open_ids(path)
+        recorded = ids._read_sidecar(side).get("tokenizer_sha256") if has_side else None
     except ValueError as e:
         raise CLIError(str(e)) from None
-    try:
-        with open(side, encoding="utf-8") as f:
-            recorded = json.load(f).get("tokenizer_sha256")
-    except (OSError, ValueError, AttributeError):
-        recorded = None
     if recorded is not None and recorded != ids.tokenizer_sha256(tok):
         print(
             f"bytepair: warning: {path} was written with another tokenizer than this one "

@@ -19,15 +19,10 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind, StartKind};
-
 use rustc_hash::FxHashMap;
 
+use super::pair_key;
 use crate::Rank;
-
-#[inline]
-fn pair_key(a: Rank, b: Rank) -> u64 {
-    (a as u64) << 32 | b as u64
-}
 
 /// Pieces of at least this many bytes are long: backtracking beats merging on them (on a
 /// multilingual corpus with cl100k, 13 to 64 bytes all gained, 20 the most).
@@ -100,7 +95,7 @@ impl Lazy {
         if self.tables.get().is_none() {
             let _ = self.tables.set(build());
         }
-        self.tables.get().is_some_and(|t| t.is_some())
+        self.in_use()
     }
 }
 
@@ -139,13 +134,13 @@ pub struct Backtrack {
 
 impl Backtrack {
     /// `tokens`: (id, bytes, rank) of every eligible mergeable token, single bytes included
-    /// (their ranks are ignored); `split(id, bytes, rank)`: the two tokens whose merge makes
+    /// (their ranks are ignored); `split(bytes, rank)`: the two tokens whose merge makes
     /// a multi-byte token, `None` if BPE of its bytes with only lower ranks does not end in
     /// two tokens that merge into it; `id_of(bytes)`. `None` when the vocabulary does not
     /// have the property the method needs.
     pub fn new(
         tokens: &[(Rank, &[u8], u32)],
-        split: impl Fn(Rank, &[u8], u32) -> Option<(Rank, Rank)>,
+        split: impl Fn(&[u8], u32) -> Option<(Rank, Rank)>,
         id_of: impl Fn(&[u8]) -> Option<Rank>,
     ) -> Option<Self> {
         // tables by id: the caller's ids are dense (its decoder is a table)
@@ -174,7 +169,7 @@ impl Backtrack {
                 return None; // two tokens of one rank: ties would be broken differently
             }
             s.rank[i] = rank;
-            s.split[i] = split(id, bytes, rank)?;
+            s.split[i] = split(bytes, rank)?;
             s.next_prefix[i] = (1..bytes.len()).rev().find_map(|k| id_of(&bytes[..k]))?;
             for k in 1..bytes.len() {
                 if let (Some(l), Some(r)) = (id_of(&bytes[..k]), id_of(&bytes[k..])) {

@@ -344,11 +344,7 @@ impl Encoder {
     /// parts, the merge that makes it. Returns (rank, left id, right id) by rank; a token
     /// that does not end in two parts (not a BPE vocabulary) is left out.
     pub fn recover_merges(&self) -> Vec<(u32, Rank, Rank)> {
-        let mut made: FxHashMap<Rank, u32> = FxHashMap::default();
-        for &(rank, id) in self.pair_table.values() {
-            let e = made.entry(id).or_insert(rank);
-            *e = (*e).min(rank);
-        }
+        let made = self.merge_ranks();
         let mut out = Vec::with_capacity(made.len());
         for (&id, &rank) in &made {
             let Some(bytes) = self.decoder.get(id) else {
@@ -360,6 +356,15 @@ impl Encoder {
         }
         out.sort_unstable();
         out
+    }
+
+    /// The rank of every token that a pair of tokens makes, by id (every pair that makes a
+    /// token carries that token's rank).
+    fn merge_ranks(&self) -> FxHashMap<Rank, u32> {
+        self.pair_table
+            .values()
+            .map(|&(rank, id)| (id, rank))
+            .collect()
     }
 
     /// The two tokens that BPE of `bytes` with only ranks below `rank` ends in, if two.
@@ -388,14 +393,11 @@ impl Encoder {
     /// rank (its rank: the one the pair table gives it), distinct ranks, no two tokens with
     /// the same bytes.
     fn backtrack(&self) -> Option<backtrack::Backtrack> {
-        let mut made: FxHashMap<Rank, u32> = FxHashMap::default();
-        for &(rank, id) in self.pair_table.values() {
-            made.insert(id, rank);
-        }
-        let mut tokens = Vec::new();
         if self.decoder.dense.is_empty() {
             return None; // sparse ids (a table by id would be mostly empty)
         }
+        let made = self.merge_ranks();
+        let mut tokens = Vec::new();
         for (id, bytes) in self.decoder.items() {
             if !backtrack::eligible(bytes) {
                 continue;
@@ -412,7 +414,7 @@ impl Encoder {
         }
         backtrack::Backtrack::new(
             &tokens,
-            |_, bytes, rank| {
+            |bytes, rank| {
                 let (l, r) = self.split(bytes, rank)?;
                 // (l, r) must merge into this very token: the pair table has its rank
                 (self.pair_table.get(&pair_key(l, r))?.0 == rank).then_some((l, r))

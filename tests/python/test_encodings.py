@@ -6,9 +6,12 @@ Oracle: tiktoken ``Encoding`` objects built from the same shared rank files and
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import pickle
 import shutil
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -488,6 +491,7 @@ def test_names_that_are_not_special_tokens_are_ignored_as_in_tiktoken(data_dir: 
 MULTILINGUAL = [f for f in ALL_FILES if "/multilingual/" in f]
 
 
+@functools.cache
 def backtracking(name: str) -> bytepair.Tokenizer:
     tok = pickle.loads(pickle.dumps(bytepair.get_encoding(name)))  # (a fresh encoder)
     assert tok._core.backtrack_now(), f"{name}: every token should be made by a merge"
@@ -528,17 +532,8 @@ non_latin_text = st.lists(
 @given(non_latin_text)
 def test_backtracking_equals_tiktoken_on_any_non_latin_text(data_dir: Path, text: str) -> None:
     for name in ("cl100k_base", "o200k_base"):
-        tok, enc = _backtracking_cached(name), tiktoken_encoding(data_dir, name)
+        tok, enc = backtracking(name), tiktoken_encoding(data_dir, name)
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), name
-
-
-_BACKTRACKING: dict[str, bytepair.Tokenizer] = {}
-
-
-def _backtracking_cached(name: str) -> bytepair.Tokenizer:
-    if name not in _BACKTRACKING:
-        _BACKTRACKING[name] = backtracking(name)
-    return _BACKTRACKING[name]
 
 
 def test_backtracking_tables_come_when_they_pay_also_across_threads_and_fork(
@@ -546,9 +541,6 @@ def test_backtracking_tables_come_when_they_pay_also_across_threads_and_fork(
 ) -> None:
     # o200k's tables come after ~11 MB of long non-Latin pieces; one piece of 12 MB crosses
     # that, and the call that crosses it builds them (~0.2 s) before encoding the piece
-    import os
-    import threading
-
     tok = pickle.loads(pickle.dumps(bytepair.get_encoding("o200k_base")))
     enc = tiktoken_encoding(data_dir, "o200k_base")
     assert not tok._core.backtracking
