@@ -868,8 +868,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         print(line)
     if args.text is not None:
         if os.path.isfile(args.text):
-            with open(args.text, encoding="utf-8", newline="") as f:
-                sample, name = f.read(), args.text
+            sample, name = "".join(_read_text(args.text)), args.text
         else:
             sample, name = args.text, "the text"
         ids = tok.encode(sample, disallowed_special=())

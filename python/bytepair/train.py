@@ -424,7 +424,7 @@ def _check_threads(threads: int | None) -> int | None:
         return None
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int or None, got {threads!r}")
-    return threads
+    return _at_most("threads", threads, _MAX_THREADS)
 
 
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:
@@ -449,12 +449,25 @@ def _check_limit(limit: int | None) -> int | None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"max_pretoken_length must be a positive int or None, got {limit!r}")
-    return limit
+    return _at_most("max_pretoken_length", limit, _MAX_INDEX)
 
 
 def _check_nonneg(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    return _at_most(name, value, _MAX_INDEX)
+
+
+# The core's integer widths: counts are u64, lengths usize (64-bit here); a thread count
+# above this is a mistake, not a wish.
+_MAX_INDEX = 2**63 - 1
+_MAX_THREADS = 4096
+
+
+def _at_most(name: str, value: int, limit: int) -> int:
+    """``value``, or a ValueError naming the limit (the core would raise OverflowError)."""
+    if value > limit:
+        raise ValueError(f"{name} {value} is too large (at most {limit})")
     return value
 
 

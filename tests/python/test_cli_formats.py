@@ -120,6 +120,14 @@ def test_inspect(tok_file: Path, data_dir: Path, capsys) -> None:
     assert f"training:       corpus_bytes {corpus_bytes}" in out
 
 
+def test_inspect_text_file_with_invalid_utf8(tok_file: Path, tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"good\xff bad")
+    assert main(["inspect", str(tok_file), "--text", str(bad)]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert line == f"bytepair: error: {bad}: invalid UTF-8 at byte offset 4 (byte 0xff)"
+
+
 def test_inspect_every_format(tok_file: Path, data_dir: Path, tmp_path: Path, capsys) -> None:
     tok = bytepair.load(tok_file)
     for fmt in ("gpt2", "hf"):

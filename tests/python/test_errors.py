@@ -260,6 +260,23 @@ def test_vocab_size_too_large_for_the_core(size: int) -> None:
     assert mentions(str(e.value), size), str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("option", "limit"),
+    [
+        ("min_frequency", 2**63 - 1),
+        ("max_token_length", 2**63 - 1),
+        ("max_pretoken_length", 2**63 - 1),
+        ("threads", 4096),
+    ],
+)
+def test_integer_options_too_large_for_the_core(option: str, limit: int) -> None:
+    # a ValueError naming the limit (the core's integer types gave an OverflowError)
+    for value in (limit + 1, 2**70):
+        with pytest.raises(ValueError, match=f"{option} {value} is too large .at most {limit}."):
+            bytepair.train(iter(["hello world"]), 300, **{option: value})
+    bytepair.train(iter(["hello world"]), 300, **{option: limit})  # the limit itself is fine
+
+
 @pytest.mark.parametrize("pattern", ["(unclosed", "[a-", "\\", r"\p{NoSuchProperty}", "*a", "a)"])
 def test_invalid_regex_pattern(pattern: str) -> None:
     for call in (
