@@ -789,7 +789,9 @@ def _add_convert_parser(sub: argparse._SubParsersAction) -> None:
         "(a HF tokenizers tokenizer.json). The ids are kept.",
         epilog="example: bytepair convert tok.json tokenizer.json --to hf",
     )
-    p.add_argument("input", metavar="IN", help="tokenizer file or folder")
+    p.add_argument(
+        "input", metavar="IN", help="tokenizer file or folder, or an encoding name (cl100k_base)"
+    )
     p.add_argument("output", metavar="OUT", help="file to write (a folder for --to gpt2)")
     p.add_argument(
         "--to",
@@ -809,7 +811,9 @@ def _add_inspect_parser(sub: argparse._SubParsersAction) -> None:
         "longest tokens and first and last merges, and with --text how many bytes of a "
         "sample each token covers on average.",
     )
-    p.add_argument("file", metavar="FILE", help="tokenizer file or folder")
+    p.add_argument(
+        "file", metavar="FILE", help="tokenizer file or folder, or an encoding name (o200k_base)"
+    )
     p.add_argument(
         "--text",
         metavar="SAMPLE",
@@ -827,6 +831,15 @@ def _load_any(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
     from .formats import detect
 
     if not os.path.exists(path):
+        if path in bytepair.list_encoding_names():
+            # an OpenAI encoding by name, as -t takes it: its pattern and special tokens
+            # are tiktoken's, so the rank-file options do not apply
+            if args.pattern is not None or args.special_tokens:
+                raise CLIError(
+                    f"{path}: an encoding has its own pattern and special tokens; "
+                    "--pattern and --special-token are for .tiktoken rank files"
+                )
+            return bytepair.get_encoding(path)
         raise CLIError(f"{path}: No such file or directory")
     if args.pattern is None and detect(path) == "tiktoken":
         raise CLIError(
@@ -862,8 +875,8 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from .formats import detect
 
-    kind = detect(args.file)
     tok = _load_any(args, args.file)
+    kind = detect(args.file) if os.path.exists(args.file) else f"OpenAI encoding {args.file}"
     for line in _describe(tok, kind, args.top):
         print(line)
     if args.text is not None:

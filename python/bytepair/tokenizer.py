@@ -563,7 +563,7 @@ class Tokenizer:
         except OverflowError:
             # pyo3 refuses negative or > 32-bit ids; name the first one, as for unknown ids
             bad = next(t for t in ids if not 0 <= t < 2**32)
-            raise KeyError(f"unknown token id {bad!r}") from None
+            raise KeyError(f"unknown token id {int(bad)}") from None
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """Decodes ``ids`` to text; invalid UTF-8 becomes U+FFFD (``errors="replace"``).
@@ -618,7 +618,7 @@ class Tokenizer:
             return self._core.decode_batch(batch, num_threads)
         except OverflowError:
             bad = next(t for ids in batch for t in ids if not 0 <= t < 2**32)
-            raise KeyError(f"unknown token id {bad!r}") from None
+            raise KeyError(f"unknown token id {int(bad)}") from None
 
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
         """A decoder for ids that arrive a few at a time (generation, streaming output).

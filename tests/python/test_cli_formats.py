@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from oracles import tiktoken_encoding
 
 import bytepair
 from bytepair.cli import main
@@ -63,6 +64,30 @@ def test_convert_to_hf_is_read_by_tokenizers(tok_file: Path, data_dir: Path, tmp
     tok = bytepair.load(tok_file)
     text = (data_dir / "cs336" / "address.txt").read_text(encoding="utf-8") + EOT + "<|pad|>"
     assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text, allowed_special="all")
+
+
+@pytest.mark.usefixtures("local_encodings")
+def test_convert_and_inspect_take_an_encoding_name(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # as -t does: the name of an OpenAI encoding, with tiktoken's pattern and special tokens
+    tokenizers = pytest.importorskip("tokenizers")
+    out = tmp_path / "tokenizer.json"
+    assert main(["convert", "cl100k_base", str(out), "--to", "hf"]) == 0
+    assert "n_vocab 100277, 5 special tokens, 100000 merges" in capsys.readouterr().err
+    tt = tiktoken_encoding(data_dir, "cl100k_base")
+    text = (data_dir / "cs336" / "address.txt").read_text(encoding="utf-8") + " I'M  a\r\n1234"
+    hf = tokenizers.Tokenizer.from_file(str(out))
+    assert hf.encode(text, add_special_tokens=False).ids == tt.encode_ordinary(text)
+    assert main(["inspect", "o200k_base", "--top", "1"]) == 0
+    shown = capsys.readouterr().out
+    assert "format:         OpenAI encoding o200k_base" in shown
+    assert "n_vocab 200019 (256 bytes, 2 special, 199742 merges)" in shown
+    # --pattern / --special-token are for rank files: refused, not ignored
+    assert main(["inspect", "gpt2", "--pattern", "o200k"]) == 1
+    assert "--pattern and --special-token are for .tiktoken rank files" in one_error_line(
+        capsys.readouterr().err
+    )
 
 
 def test_convert_rank_file_needs_pattern(tok_file: Path, tmp_path: Path, capsys) -> None:

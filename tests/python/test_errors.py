@@ -18,6 +18,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -565,6 +566,20 @@ def test_unknown_id_in_decode(small_tok: bytepair.Tokenizer, bad: int) -> None:
         with pytest.raises(KeyError) as e:
             call()
         assert mentions(str(e.value), bad), str(e.value)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint64"])
+def test_unknown_numpy_id_is_named_as_a_number(small_tok: bytepair.Tokenizer, dtype: str) -> None:
+    # ids from a numpy array: the message says "-1" / "18446744073709551615", not np.int64(-1)
+    bad = np.array([97, -1], dtype="int64").astype(dtype)
+    for call in (
+        lambda: small_tok.decode(bad),
+        lambda: small_tok.decode_bytes(bad),
+        lambda: small_tok.decode_batch([bad]),
+    ):
+        with pytest.raises(KeyError) as e:
+            call()
+        assert str(e.value).strip("'\"") == f"unknown token id {int(bad[1])}", str(e.value)
 
 
 def test_unknown_id_in_a_hole_of_a_sparse_vocab() -> None:
