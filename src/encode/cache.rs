@@ -141,9 +141,10 @@ impl Table<'_> {
         h.write(piece);
         // the high bits of a multiplicative hash are the well-mixed ones
         let hash = h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let set = &mut self.tables.short[(hash >> (64 - SHORT_BITS)) as usize].0;
         let long = &mut self.tables.long[(hash >> (64 - LONG_BITS)) as usize].0;
-        if len <= SHORT_KEY {
-            let set = &mut self.tables.short[(hash >> (64 - SHORT_BITS)) as usize].0;
+        let short = len <= SHORT_KEY;
+        if short {
             if set[0].get(piece, out) {
                 return;
             }
@@ -151,29 +152,19 @@ impl Table<'_> {
                 set.swap(0, 1);
                 return;
             }
-            // (a short piece of many ids lives in the long table)
-            if long.get(piece, out) {
-                return;
-            }
-            let start = out.len();
-            encode(piece, out);
-            let ids = &out[start..];
-            if ids.len() <= SHORT_IDS {
-                // a newcomer replaces way 1 only: the piece hit last stays until another is
-                // hit twice, so a stream of words seen once cannot flush a frequent one
-                set[1].set(piece, ids);
-            } else if ids.len() <= LONG_IDS {
-                long.set(piece, ids);
-            }
-            return;
         }
+        // (a short piece of many ids lives in the long table too)
         if long.get(piece, out) {
             return;
         }
         let start = out.len();
         encode(piece, out);
         let ids = &out[start..];
-        if ids.len() <= LONG_IDS {
+        if short && ids.len() <= SHORT_IDS {
+            // a newcomer replaces way 1 only: the piece hit last stays until another is hit
+            // twice, so a stream of words seen once cannot flush a frequent one
+            set[1].set(piece, ids);
+        } else if ids.len() <= LONG_IDS {
             long.set(piece, ids);
         }
     }
