@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, BinaryIO, Callable, TextIO
@@ -65,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        with _stop_signals():
+        with _stop_signals(), warnings.catch_warnings():
+            # the library's warnings (truncated pre-tokens, ...) as one line each, in the CLI's
+            # words: not Python's "file:line: UserWarning" and a line of its source
+            warnings.showwarning = lambda message, *_: _warn(str(message), args)
             return run(args)
     except _Terminated as e:  # SIGTERM / SIGHUP (timeout, Slurm, docker stop): clean up too
         return _fail(f"terminated by signal {e.signum}", code=128 + e.signum)
@@ -83,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(_cli_hints(e.args[0] if isinstance(e, KeyError) and e.args else str(e), args))
     except KeyboardInterrupt:
         return _fail("interrupted", code=130)
+
+
+def _warn(message: str, args: argparse.Namespace) -> None:
+    message = re.sub(r"\bmax_pretoken_length=", "--max-pretoken-length ", message)
+    print(f"bytepair: warning: {_cli_hints(message, args)}", file=sys.stderr)
 
 
 class _Terminated(BaseException):
@@ -551,6 +560,12 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
 
     if not args.input or "-" in args.input:
         raise CLIError("encode -o needs input files (stdin is not supported with -o)")
+    suffix = os.path.splitext(args.output)[1].lower()
+    if suffix in _TEXT_SUFFIXES:  # -o writes binary ids, which such a name would hide
+        raise CLIError(
+            f"{args.output}: -o writes binary ids (name it .npy or .bin); for ids as text, "
+            f"leave out -o and redirect: bytepair encode -t ... > {args.output}"
+        )
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):  # fail before encoding, not after
         raise CLIError(f"{args.output}: cannot write there, folder {out_dir} does not exist")
@@ -574,11 +589,19 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
     rate = info["bytes_read"] / max(info["seconds"], 1e-9) / 1e6
     print(
         f"bytepair: wrote {args.output}: {info['n_tokens']} tokens ({info['dtype']}) of "
-        f"{info['n_documents']} documents, {info['bytes_read']} bytes in "
+        f"{_plural(info['n_documents'], 'document')}, {info['bytes_read']} bytes in "
         f"{info['seconds']:.2f} s ({rate:.1f} MB/s); sidecar {sidecar_path(args.output)}",
         file=sys.stderr,
     )
     return 0
+
+
+# names that promise text, which `encode -o` (binary ids) refuses
+_TEXT_SUFFIXES = {".txt", ".text", ".csv", ".tsv", ".json", ".jsonl", ".md"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _eot_ids(tok, name: str | None) -> list[int]:  # type: ignore[no-untyped-def]

@@ -123,6 +123,22 @@ def test_train_several_files_and_pattern(data_dir: Path, tmp_path: Path) -> None
     assert tok.pattern == bytepair.reference.CL100K_PATTERN
 
 
+@pytest.mark.parametrize("mode,done", [("truncate", "truncated to 100 bytes"), ("skip", "skipped")])
+def test_train_long_pretokens_warning_is_one_cli_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, done: str
+) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a" * 300 + " hello world" * 50, encoding="utf-8")
+    args = ["train", str(corpus), "--vocab-size", "270", "--max-pretoken-length", "100"]
+    assert main([*args, "--long-pretokens", mode, "-o", str(tmp_path / "t.json")]) == 0
+    warning, wrote = capsys.readouterr().err.strip().splitlines()
+    assert warning == (
+        "bytepair: warning: 1 pre-token(s) longer than --max-pretoken-length 100 bytes "
+        f"(the longest 300 bytes) were {done}"
+    )
+    assert wrote.startswith(f"bytepair: wrote {tmp_path / 't.json'}: n_vocab ")
+
+
 def test_train_stops_early_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("aaab", encoding="utf-8")  # pairs: aa, ab -> at most 3 merges ("aaab")
@@ -269,6 +285,29 @@ def test_decode_reads_the_id_files_encode_writes(
     assert main(["decode", "-t", str(story_tok), str(out)]) == 1
     err = capsysbinary.readouterr().err.decode()
     assert err.startswith("bytepair: error: ") and name in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["ids.txt", "IDS.CSV", "ids.json", "ids.jsonl"])
+def test_encode_output_named_as_text_is_refused(
+    story_tok: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # -o writes binary ids: a name that promises text is refused before anything is written
+    doc = tmp_path / "doc.txt"
+    doc.write_text(TRICKY, encoding="utf-8")
+    out = tmp_path / name
+    assert main(["encode", "-t", str(story_tok), str(doc), "-o", str(out), "--no-progress"]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"bytepair: error: {out}: -o writes binary ids (name it .npy or .bin); for ids as "
+        f"text, leave out -o and redirect: bytepair encode -t ... > {out}"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.txt"]
+    # one plain-text file is one document, and the summary says so in the singular
+    assert main(["encode", "-t", str(story_tok), str(doc), "-o", str(tmp_path / "i.npy")]) == 0
+    n = len(bytepair.load(story_tok).encode(TRICKY, disallowed_special=()))
+    assert f"wrote {tmp_path / 'i.npy'}: {n} tokens (uint16) of 1 document, " in (
+        capsys.readouterr().err
+    )
 
 
 def test_decode_partial_utf8_tokens_kept_raw(
