@@ -47,6 +47,25 @@ pub struct Pretokenizer {
     preset: Option<Preset>,
 }
 
+/// What is wrong with a pattern. fancy-regex hands most of a pattern to the regex crate,
+/// whose error it reports only as "error parsing pattern 0": the syntax error inside says
+/// what (its last line, after a drawing of the pattern it was given).
+fn regex_error(e: &fancy_regex::Error) -> String {
+    if let fancy_regex::Error::CompileError(c) = e {
+        if let fancy_regex::CompileError::InnerError(inner) = c.as_ref() {
+            if let Some(what) = inner.syntax_error().and_then(|s| {
+                let s = s.to_string();
+                s.lines()
+                    .last()
+                    .map(|l| l.trim_start_matches("error: ").to_string())
+            }) {
+                return what;
+            }
+        }
+    }
+    e.to_string()
+}
+
 impl Pretokenizer {
     /// Compiles a preset name or a regex (Python `regex` syntax: `\p{L}`, lookahead,
     /// possessive quantifiers).
@@ -59,7 +78,7 @@ impl Pretokenizer {
             .build()
             .map_err(|e| Error::InvalidPattern {
                 pattern: pattern.to_string(),
-                message: e.to_string(),
+                message: regex_error(&e),
             })?;
         let preset = match pattern {
             GPT2_PATTERN => Some(Preset::Gpt2),

@@ -219,7 +219,9 @@ fn merge_words(
 ) -> Result<Trained> {
     if counts.counts.is_empty() {
         return Err(Error::Invalid(
-            "the corpus is empty: it has no text to train on outside special tokens".into(),
+            "no pre-tokens to train on: the corpus is empty (no text outside special tokens), \
+             or the pattern matches none of its text"
+                .into(),
         ));
     }
     if vocab_size > Rank::MAX as usize {

@@ -202,6 +202,13 @@ def test_empty_corpus(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as e:
         bytepair.train_from_counts(counts, 1000)
     assert "empty" in str(e.value)
+    # text, but a pattern that matches none of it: the message names that cause too
+    with pytest.raises(ValueError) as e:
+        bytepair.train(iter(["hello world"]), 300, pattern=r"q+")
+    assert str(e.value) == (
+        "no pre-tokens to train on: the corpus is empty (no text outside special tokens), "
+        "or the pattern matches none of its text"
+    )
 
 
 def test_corpus_without_pairs_is_not_empty() -> None:
@@ -289,6 +296,24 @@ def test_invalid_regex_pattern(pattern: str) -> None:
         with pytest.raises(ValueError) as e:
             call()
         assert pattern in str(e.value) or repr(pattern) in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize(
+    "pattern,what",
+    [
+        # errors the regex crate finds say what is wrong (fancy-regex alone said "error
+        # parsing pattern 0"); the message text is regex-syntax's
+        (r"\p{J}+", "Unicode property not found"),
+        (r"\p{NoSuchProperty}|x", "Unicode property not found"),
+        (r"[z-a]", "invalid character class range, the start must be <= the end"),
+    ],
+)
+def test_invalid_regex_pattern_says_what_is_wrong(pattern: str, what: str) -> None:
+    with pytest.raises(ValueError) as e:
+        bytepair.Tokenizer(BYTES_VOCAB, [], pattern=pattern)
+    message = str(e.value)
+    assert message.startswith("invalid pre-tokenization pattern ") and message.endswith(f": {what}")
+    assert pattern.replace("\\", "\\\\") in message, message  # named, as a Rust string literal
 
 
 @pytest.mark.parametrize("pattern", ["", None, 5, ["gpt2"]])
