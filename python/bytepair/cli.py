@@ -362,7 +362,7 @@ def _add_export_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--errors",
-        choices=["strict", "replace", "skip"],
+        choices=["strict", "replace", "skip", "ignore"],
         default="strict",
         help="invalid UTF-8 in an input: fail naming the byte offset (strict, default), "
         "replace it with U+FFFD, or skip it",

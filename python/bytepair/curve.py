@@ -131,7 +131,8 @@ def compression_curve(
         one ``CurvePoint`` per ``k``, in the order given.
 
     Raises:
-        ValueError: a ``k`` out of range (see ``first_merges``); bad input as ``count``.
+        ValueError: a ``k`` out of range (see ``first_merges``); empty held-out text; bad
+            input as ``count``.
         OSError: a file cannot be read.
     """
     from .inputs import iter_chunks
@@ -151,6 +152,8 @@ def compression_curve(
                 parts = []
 
     counts = count(documents(), pattern=tok.pattern, threads=threads, progress=False)
+    if n_bytes == 0:  # bytes per token would be 0 / 0 at every size
+        raise ValueError("the held-out text is empty: no bytes to measure the curve on")
     pieces = counts.items()
     points = []
     for k in default_sizes(tok) if merges is None else merges:

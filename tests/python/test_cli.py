@@ -576,6 +576,18 @@ def test_encode_invalid_utf8_input(
     )
 
 
+@pytest.mark.parametrize("errors", ["skip", "ignore"])
+def test_encode_invalid_utf8_skipped(
+    story_tok: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], errors: str
+) -> None:
+    # --errors ignore (Python's name, as train takes it) drops the bad bytes like skip
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"hello \xff\xfeworld\n")
+    assert main(["encode", "-t", str(story_tok), str(path), "--errors", errors]) == 0
+    ids = bytepair.load(story_tok).encode("hello world\n", disallowed_special=())
+    assert capsys.readouterr().out.split() == [str(i) for i in ids]
+
+
 def test_encode_missing_input_and_tokenizer(
     story_tok: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -150,3 +150,20 @@ def test_held_out_jsonl_is_one_document_per_line(tok: bytepair.Tokenizer, tmp_pa
     assert from_file == curve.compression_curve(tok, iter(rows), [0, 100, 243])
     assert [p.n_documents for p in from_file] == [3, 3, 3]
     assert from_file[1].n_tokens == sum(len(curve.first_merges(tok, 100).encode(r)) for r in rows)
+
+
+def test_empty_held_out_text_is_an_error(
+    tok: bytepair.Tokenizer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # bytes per token would be 0 / 0 (the table showed nan): a clear error instead
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    for texts in (empty, iter([]), iter(["", ""])):
+        with pytest.raises(ValueError, match="the held-out text is empty"):
+            curve.compression_curve(tok, texts)  # type: ignore[arg-type]
+    saved = tmp_path / "tok.json"
+    tok.save(saved)
+    assert main(["curve", "-t", str(saved), "--text", str(empty)]) == 1
+    assert capsys.readouterr().err == (
+        "bytepair: error: the held-out text is empty: no bytes to measure the curve on\n"
+    )
