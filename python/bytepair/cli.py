@@ -907,6 +907,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             sample, name = "".join(_read_text(args.text)), args.text
         else:
             sample, name = args.text, "the text"
+            if re.fullmatch(r"[^\s]+\.[A-Za-z0-9]{1,5}", sample):  # meant as a file?
+                _warn(f"no file named {sample!r}: the sample is this text itself", args)
         ids = tok.encode(sample, disallowed_special=())
         n_bytes = len(sample.encode("utf-8", "surrogatepass"))
         per = f"{n_bytes / len(ids):.2f}" if ids else "-"

@@ -153,6 +153,21 @@ def test_inspect_text_file_with_invalid_utf8(tok_file: Path, tmp_path: Path, cap
     assert line == f"bytepair: error: {bad}: invalid UTF-8 at byte offset 4 (byte 0xff)"
 
 
+def test_inspect_text_named_like_a_missing_file_warns(tok_file: Path, tmp_path: Path, capsys):
+    # --text is a file, or else the text itself: a missing file's name is measured as text,
+    # and the CLI says so (a typo in a file name would otherwise pass unnoticed)
+    missing = str(tmp_path / "smaple.txt")
+    assert main(["inspect", str(tok_file), "--text", missing]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"bytepair: warning: no file named {missing!r}: the sample is this text itself\n"
+    )
+    n = len(missing.encode())
+    assert f"sample:         the text: {n} bytes, " in captured.out
+    assert main(["inspect", str(tok_file), "--text", "hello world. Bye."]) == 0
+    assert capsys.readouterr().err == ""  # prose: no warning
+
+
 def test_inspect_every_format(tok_file: Path, data_dir: Path, tmp_path: Path, capsys) -> None:
     tok = bytepair.load(tok_file)
     for fmt in ("gpt2", "hf"):
