@@ -233,15 +233,22 @@ class Tokenizer:
 
         Raises:
             FileNotFoundError: a file is missing.
-            ValueError: a file is malformed (names the file and the line or key).
+            ValueError: a file is malformed (names the file and the line or key), or a token
+                of ``vocab.json`` that two tokens make is made by no merge (``merges.txt``
+                lost lines).
         """
         from .formats import gpt2
+        from .formats._io import check_reachable
 
         vocab, merges = gpt2.read(vocab_filepath, merges_filepath)
         try:
-            return cls(vocab, merges, special_tokens=special_tokens, pattern=pattern)
+            tok = cls(vocab, merges, special_tokens=special_tokens, pattern=pattern)
         except ValueError as e:
             raise ValueError(f"{vocab_filepath}, {merges_filepath}: {e}") from None
+        # as bytepair.load of the same files: a token two others make but no merge does means
+        # merges.txt lost lines (cut short, say), and encoding would silently differ
+        check_reachable(vocab, merges, tok.special_tokens, f"{vocab_filepath}", standalone_ok=True)
+        return tok
 
     def save(self, path: PathLike, format: str = "native") -> None:
         """Writes the tokenizer to a file (or a folder, for ``"gpt2"``), atomically.

@@ -240,6 +240,30 @@ def test_gpt2_unreachable_token(tok, tmp_path: Path) -> None:
     merges.write_text("\n".join(line for line in lines if line != "ab c"), "utf-8")
     with pytest.raises(ValueError, match=r"vocab.json: token 260 \(b'abc'\) is made by no merge"):
         bytepair.load(folder)
+    # from_files of the same two files says the same (it accepted them, and encoded "abc"
+    # differently from the tokenizer that wrote them)
+    with pytest.raises(ValueError) as e:
+        bytepair.Tokenizer.from_files(folder / "vocab.json", merges)
+    assert str(e.value) == (
+        f"{folder / 'vocab.json'}: token 260 (b'abc') is made by no merge (unreachable; "
+        "b'ab' + b'c' are tokens); if it is a special token, declare it as one, else the "
+        "merges are incomplete (a merges file cut short?)"
+    )
+
+
+def test_gpt2_merges_cut_short_is_named(data_dir: Path, tmp_path: Path) -> None:
+    # GPT-2's merges.txt cut at a line boundary after 20,000 merges: both readers refuse it
+    vocab = tmp_path / "vocab.json"
+    vocab.write_bytes((data_dir / "gpt2" / "vocab.json").read_bytes())
+    lines = (data_dir / "gpt2" / "merges.txt").read_text("utf-8").split("\n")
+    merges = tmp_path / "merges.txt"
+    merges.write_text("\n".join(lines[:20_001]) + "\n", "utf-8")
+    for load in (
+        lambda: bytepair.Tokenizer.from_files(vocab, merges),
+        lambda: bytepair.load(tmp_path),
+    ):
+        with pytest.raises(ValueError, match="made by no merge .*merges file cut short"):
+            load()
 
 
 def test_hf_unreachable_token(tok, tmp_path: Path) -> None:

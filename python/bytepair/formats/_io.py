@@ -235,7 +235,8 @@ def check_reachable(
             why = f"; {split[0]!r} + {split[1]!r} are tokens" if split else ""
             raise ValueError(
                 f"{where}: token {i} ({b!r}) is made by no merge (unreachable{why}); "
-                "if it is a special token, declare it as one"
+                "if it is a special token, declare it as one, else the merges are incomplete "
+                "(a merges file cut short?)"
             )
 
 
