@@ -42,6 +42,10 @@ pub fn resolve_pattern(name_or_regex: &str) -> &str {
 #[derive(Debug, Clone)]
 pub struct Pretokenizer {
     regex: Regex,
+    /// The same pattern, never matching empty text: compiled at the first empty match, to
+    /// continue there as Python's `regex` does (see `for_each`).
+    not_empty: std::sync::OnceLock<Option<Regex>>,
+    pattern: String,
     /// The preset this pattern is, if any: then a hand-written scanner splits the text
     /// (identical output, several times faster than the regex).
     preset: Option<Preset>,
@@ -86,7 +90,12 @@ impl Pretokenizer {
             O200K_PATTERN => Some(Preset::O200k),
             _ => None,
         };
-        Ok(Self { regex, preset })
+        Ok(Self {
+            regex,
+            not_empty: Default::default(),
+            pattern: pattern.to_string(),
+            preset,
+        })
     }
 
     /// The same pre-tokenizer, but always splitting with the regex (for tests and
@@ -125,20 +134,60 @@ impl Pretokenizer {
         Some(starts.get(k).copied().unwrap_or(0))
     }
 
-    /// Calls `f` on each pre-token of `text`, in order. Empty matches are skipped (a
-    /// custom pattern may match the empty string; it carries no bytes).
+    /// Calls `f` on each pre-token of `text`, in order: the matches of the pattern, as
+    /// Python's `regex.finditer` finds them. An empty match carries no bytes and is not a
+    /// pre-token; as in Python, the search then goes on at the same place for a match that
+    /// is not empty (`a*|.` splits "a b" into "a", " ", "b"), and only if there is none
+    /// there, one character further. Text no match covers is no pre-token (as in the CS336
+    /// reference and tiktoken).
     pub fn for_each<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
         if let Some(preset) = self.preset {
             fast::for_each(preset, text, f);
             return Ok(());
         }
-        for m in self.regex.find_iter(text) {
-            let m = m.map_err(|e| Error::PatternFailed(e.to_string()))?;
-            if !m.as_str().is_empty() {
+        let failed = |e: fancy_regex::Error| Error::PatternFailed(e.to_string());
+        let mut at = 0;
+        while at <= text.len() {
+            let Some(m) = self.regex.find_from_pos(text, at).map_err(failed)? else {
+                break;
+            };
+            if m.end() > m.start() {
                 f(m.as_str());
+                at = m.end();
+                continue;
+            }
+            let here = m.start();
+            if let Some(n) = self
+                .not_empty()?
+                .find_from_pos(text, here)
+                .map_err(failed)?
+                .filter(|n| n.start() == here)
+            {
+                f(n.as_str());
+                at = n.end();
+            } else {
+                // (past the end: done)
+                at = here + text[here..].chars().next().map_or(1, char::len_utf8);
             }
         }
         Ok(())
+    }
+
+    /// The pattern compiled never to match empty text (`None` if it can match nothing else).
+    fn not_empty(&self) -> Result<&Regex> {
+        let re = self.not_empty.get_or_init(|| {
+            fancy_regex::RegexBuilder::new(&self.pattern)
+                .backtrack_limit(100_000_000)
+                .find_not_empty(true)
+                .build()
+                .ok()
+        });
+        re.as_ref().ok_or_else(|| {
+            Error::PatternFailed(format!(
+                "the pattern {:?} matches only empty text, which is no pre-token",
+                self.pattern
+            ))
+        })
     }
 }
 
@@ -169,6 +218,21 @@ mod tests {
             ["This", " is", " an", " \n", "example"]
         );
         assert_eq!(pieces(&p, "12345"), ["123", "45"]);
+    }
+
+    #[test]
+    fn after_an_empty_match_a_longer_one_at_the_same_place() {
+        // as Python's regex.finditer: "a*" matches empty before " ", then "." takes it
+        let p = Pretokenizer::new(r"a*|.").unwrap();
+        assert_eq!(pieces(&p, "a b"), ["a", " ", "b"]);
+        assert_eq!(
+            pieces(&Pretokenizer::new(r"\b|\w+").unwrap(), "hi you"),
+            ["hi", "you"]
+        );
+        // only empty matches: an error, not silently no pre-tokens
+        let only_empty = Pretokenizer::new(r"(?=a)").unwrap();
+        assert!(only_empty.for_each("ba", |_| {}).is_err());
+        assert_eq!(pieces(&only_empty, "bbb"), Vec::<String>::new());
     }
 
     #[test]
