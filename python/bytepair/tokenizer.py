@@ -72,11 +72,11 @@ class Tokenizer:
                 f"(write [{special_tokens!r}])"
             )
         vocab = {_check_id(i): _check_bytes(i, b) for i, b in vocab.items()}
-        by_bytes: dict[bytes, int] = {}
-        for i, b in sorted(vocab.items()):
-            by_bytes.setdefault(b, i)
         # A special token already in the vocabulary keeps its id; others get new ids after
-        # the largest, in the order given (CS336's Tokenizer).
+        # the largest, in the order given (CS336's Tokenizer). Where its bytes have two ids
+        # (a one-byte special token such as "[": the byte's id and its own after the bytes,
+        # as train gives it) it is the later one, and the byte stays an ordinary token.
+        by_bytes = {b: i for i, b in sorted(vocab.items())}
         specials: dict[str, int] = {}
         next_id = max(vocab, default=-1) + 1
         for s in special_tokens or ():

@@ -481,6 +481,34 @@ def test_trained_tinystories_specials(data_dir: Path) -> None:
         tok.encode(text)
 
 
+def test_one_byte_special_tokens_train_save_load_and_construct(tmp_path: Path) -> None:
+    # "[" and "\n" as special tokens: their ids come after the 256 bytes (as the CS336
+    # reference vocabulary has them), the bytes 0x5b and 0x0a stay ordinary tokens, and the
+    # tokenizer saves (it failed: "token b'[' appears twice"), loads and is rebuilt from
+    # (vocab, merges) with the same ids
+    text = "a [b] c [d]\n\n x [y]\n" * 20
+    specials = ["[", "\n"]
+    tok = bytepair.train(iter([text]), 280, special_tokens=specials)
+    ref_vocab, ref_merges = reference_train_bpe(text, 280, special_tokens=specials)
+    assert (tok.vocab, tok.merges) == (ref_vocab, ref_merges)
+    assert tok.special_tokens == {"[": 256, "\n": 257}
+    sample = "[x] \n y ["
+    allowed = [256, 120, 93, 32, 257, 32, 121, 32, 256]  # worked out by hand: no merge applies
+    ordinary = [91, 120, 93, 32, 10, 32, 121, 32, 91]
+    assert tok.encode(sample, allowed_special="all") == allowed
+    assert tok.encode(sample, disallowed_special=()) == ordinary
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    for again in (bytepair.load(path), bytepair.Tokenizer(ref_vocab, ref_merges, specials)):
+        assert again.special_tokens == tok.special_tokens and again.vocab == tok.vocab
+        assert again.encode(sample, allowed_special="all") == allowed
+        assert again.encode(sample, disallowed_special=()) == ordinary
+    # vocab.json (one id per token text) cannot hold both: a clear error, nothing written
+    with pytest.raises(ValueError, match=r"token b'\[' appears twice, as ids 91 and 256"):
+        tok.save(tmp_path / "gpt2", format="gpt2")
+    assert not (tmp_path / "gpt2").exists()
+
+
 def _join_with(parts: list[list[int]], sep: int) -> list[int]:
     out: list[int] = []
     for k, p in enumerate(parts):

@@ -196,10 +196,16 @@ def check_holes_before_specials(
         prev = i
 
 
-def check_no_duplicate_tokens(vocab: Mapping[int, bytes], where: str) -> None:
-    """No two ids may share the same token bytes."""
+def check_no_duplicate_tokens(
+    vocab: Mapping[int, bytes], where: str, special_ids: Iterable[int] = ()
+) -> None:
+    """No two ids may share the same token bytes, except a special token's (a one-byte
+    special token keeps its own id beside the byte's)."""
     seen: dict[bytes, int] = {}
+    specials = set(special_ids)
     for i, b in sorted(vocab.items()):
+        if i in specials:
+            continue
         if b in seen:
             raise ValueError(f"{where}: token {b!r} appears twice, as ids {seen[b]} and {i}")
         seen[b] = i

@@ -128,7 +128,7 @@ def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     """
     where = f"cannot write {os.fspath(path)}"
     vocab = tok.vocab
-    check_no_duplicate_tokens(vocab, where)
+    check_no_duplicate_tokens(vocab, where, tok.special_tokens.values())
     check(vocab, tok.merges, tok.special_tokens, where)
     write_atomic(path, dump_json(to_document(tok)))
 
@@ -175,7 +175,8 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
             raise fail(f"merges[{n}] must be [left, right], got {entry!r}")
         where = f"{path}: merges[{n}]"
         merges.append((token_from_json(entry[0], where), token_from_json(entry[1], where)))
-    check_no_duplicate_tokens(vocab, f"{path}: vocab")
+    special_ids = [i for i in doc["special_tokens"].values() if isinstance(i, int)]
+    check_no_duplicate_tokens(vocab, f"{path}: vocab", special_ids)
     meta = doc.get("metadata", {})
     if not isinstance(meta, dict):
         raise fail(f"key 'metadata' must be a dict, got {type(meta).__name__}")
