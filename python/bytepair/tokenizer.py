@@ -900,7 +900,8 @@ _SETS = (frozenset, set)
 
 def _disallowed_error(token: str) -> ValueError:
     return ValueError(
-        f"the text contains the special token {token!r}, which is disallowed.\n"
+        # the first line is tiktoken's, word for word (code written for tiktoken matches it)
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
         f"To encode it as its special-token id, pass "
         f"allowed_special={{{token!r}}} (or allowed_special='all').\n"
         f"To encode it as ordinary text, pass disallowed_special=() "

@@ -82,7 +82,9 @@ def test_gpt2_special_ids(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding)
     assert gpt2.decode([15496, 50256, 50257]) == f"Hello{EOT}{PAD}"
 
 
-def test_default_raises_naming_the_token(gpt2: bytepair.Tokenizer) -> None:
+def test_default_raises_naming_the_token(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding
+) -> None:
     for text, token in [
         (EOT, EOT),
         (f"Hello{EOT}", EOT),
@@ -96,6 +98,14 @@ def test_default_raises_naming_the_token(gpt2: bytepair.Tokenizer) -> None:
             gpt2.encode_batch(["fine", text])
         with pytest.raises(ValueError, match=re.escape(repr(token))):
             list(gpt2.encode_iterable([text]))
+    # the message starts as tiktoken's does, word for word
+    with pytest.raises(ValueError) as bp_error:
+        gpt2.encode(f"a {EOT}")
+    with pytest.raises(ValueError) as tt_error:
+        gpt2_enc.encode(f"a {EOT}")
+    first = str(tt_error.value).splitlines()[0]
+    assert first == "Encountered text corresponding to disallowed special token '<|endoftext|>'."
+    assert str(bp_error.value).splitlines()[0] == first
     # a special token's fragments are ordinary text
     assert gpt2.encode("<|endoftext") == [27, 91, 437, 1659, 5239]
     assert gpt2.encode_ordinary(EOT) == [27, 91, 437, 1659, 5239, 91, 29]
