@@ -115,7 +115,7 @@ fn ascii_word(b: &[u8], i: usize, prefix: impl Fn(u8) -> bool) -> Option<usize> 
     } else {
         return None;
     };
-    let e = ascii_run(b, s, ascii_letters);
+    let e = letters_end_16(b, s).unwrap_or_else(|| ascii_run(b, s, ascii_letters));
     (b.get(e).is_none_or(|&n| n < 0x80)).then_some(e)
 }
 
@@ -363,8 +363,13 @@ fn o200k_ascii_word(text: &str, i: usize) -> Option<usize> {
     } else {
         return None;
     };
-    let upper = ascii_run(b, s, |x| lanes_in(x, b'A', b'Z'));
-    let e = ascii_run(b, upper, |x| lanes_in(x, b'a', b'z'));
+    let e = match upper_lower_end_16(b, s) {
+        Some(e) => e,
+        None => {
+            let upper = ascii_run(b, s, |x| lanes_in(x, b'A', b'Z'));
+            ascii_run(b, upper, |x| lanes_in(x, b'a', b'z'))
+        }
+    };
     match b.get(e) {
         None => Some(e),
         Some(&b'\'') => Some(contraction_suffix(text, e)),
@@ -372,6 +377,53 @@ fn o200k_ascii_word(text: &str, i: usize) -> Option<usize> {
         // a non-ASCII letter or mark may continue either run
         Some(_) => None,
     }
+}
+
+/// Which of the 16 bytes from `s` are ASCII capitals and which lower-case letters, as two
+/// bit masks (byte `k` -> bit `k`): one SSE2 load and two comparisons classify a whole word,
+/// where a loop per run mispredicted its exit once per word. `None` near the end of the text
+/// (or off x86_64): the callers' word-at-a-time loops handle it.
+#[inline(always)]
+fn letters_16(b: &[u8], s: usize) -> Option<(u32, u32)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let w = b.get(s..s + 16)?;
+        // SAFETY: SSE2 is part of x86_64; `w` holds 16 readable bytes
+        unsafe {
+            let v = _mm_loadu_si128(w.as_ptr() as *const __m128i);
+            // signed compares: bytes >= 0x80 are negative, in neither range
+            let within = |lo: u8, hi: u8| {
+                _mm_movemask_epi8(_mm_and_si128(
+                    _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1)),
+                    _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)),
+                )) as u32
+            };
+            Some((within(b'A', b'Z'), within(b'a', b'z')))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (b, s);
+        None
+    }
+}
+
+/// The end of `[A-Za-z]*` from `s`, if it ends within 16 bytes.
+#[inline(always)]
+fn letters_end_16(b: &[u8], s: usize) -> Option<usize> {
+    let (upper, lower) = letters_16(b, s)?;
+    let n = (!(upper | lower)).trailing_zeros();
+    (n < 16).then_some(s + n as usize)
+}
+
+/// The end of `[A-Z]*[a-z]*` from `s`, if it ends within 16 bytes.
+#[inline(always)]
+fn upper_lower_end_16(b: &[u8], s: usize) -> Option<usize> {
+    let (upper, lower) = letters_16(b, s)?;
+    let u = (!upper).trailing_zeros();
+    let n = u + (!(lower >> u)).trailing_zeros();
+    (n < 16).then_some(s + n as usize)
 }
 
 /// The other common ASCII pre-tokens of o200k, whose alternatives the regex tries in vain
