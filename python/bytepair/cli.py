@@ -561,10 +561,16 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
     if not args.input or "-" in args.input:
         raise CLIError("encode -o needs input files (stdin is not supported with -o)")
     suffix = os.path.splitext(args.output)[1].lower()
-    if suffix in _TEXT_SUFFIXES:  # -o writes binary ids, which such a name would hide
+    if args.output == "-" or suffix in _TEXT_SUFFIXES:  # -o writes binary ids, a file
+        target = "ids.txt" if args.output == "-" else args.output
         raise CLIError(
             f"{args.output}: -o writes binary ids (name it .npy or .bin); for ids as text, "
-            f"leave out -o and redirect: bytepair encode -t ... > {args.output}"
+            f"leave out -o and redirect: bytepair encode -t ... > {target}"
+        )
+    if suffix in _OTHER_FORMATS:
+        raise CLIError(
+            f"{args.output}: -o writes a .npy file or raw ids (.bin), not {suffix}; name it "
+            ".npy or .bin"
         )
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):  # fail before encoding, not after
@@ -596,8 +602,9 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
     return 0
 
 
-# names that promise text, which `encode -o` (binary ids) refuses
+# names that promise text or another format, which `encode -o` (binary ids) refuses
 _TEXT_SUFFIXES = {".txt", ".text", ".csv", ".tsv", ".json", ".jsonl", ".md"}
+_OTHER_FORMATS = {".npz", ".gz", ".zip", ".tar", ".zst", ".bz2", ".xz", ".parquet", ".pkl"}
 
 
 def _plural(n: int, word: str) -> str:

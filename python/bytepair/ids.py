@@ -170,7 +170,8 @@ def encode_to_file(
         ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, or
             bad input data (as ``iter_chunks``: invalid UTF-8, bad jsonl).
         OSError: an input cannot be read or the output cannot be written (or is a folder,
-            device or fifo).
+            device or fifo); ``FileExistsError`` when the sidecar's path holds a file that
+            bytepair did not write (``out="ids"`` would replace ``ids.json``).
     """
     out = os.fspath(out)
     eot_id = _eot_id(tok, eot)
@@ -199,6 +200,14 @@ def encode_to_file(
                 "by bytepair (it has no bytepair sidecar); not overwriting it"
             )
         paths = [p for p in paths if os.path.realpath(p) not in mine]
+    if os.path.exists(sidecar_real) and not _is_our_sidecar(sidecar_real):
+        # ("-o out" has the sidecar out.json: a tokenizer or config there is not replaced)
+        raise FileExistsError(
+            17,
+            f"the sidecar of {out} would replace this file, which bytepair did not write; "
+            "name the output otherwise (ids.npy, ids.bin)",
+            sidecar_path(out),
+        )
     chunks = iter_chunks(
         paths if paths is not None else inputs,  # type: ignore[arg-type]
         text_field=text_field,
@@ -214,7 +223,7 @@ def encode_to_file(
     bar = _Progress(progress, _plain_text_bytes(paths))
     try:
         with os.fdopen(fd, "wb") as f:
-            npy = out.endswith(".npy")
+            npy = out.lower().endswith(".npy")
             if npy:
                 f.write(b"\0" * _NPY_HEADER)  # the real header once the length is known
             writer = _Writer(f, dtype, eot_id, bar)

@@ -310,6 +310,46 @@ def test_encode_output_named_as_text_is_refused(
     )
 
 
+def test_encode_output_guards(
+    story_tok: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    # found by QA on a fresh clone: each was data loss or a file nobody can read back
+    monkeypatch.chdir(tmp_path)
+    doc = tmp_path / "doc.txt"
+    doc.write_text(TRICKY, encoding="utf-8")
+    run = ["encode", "-t", str(story_tok), str(doc), "--no-progress", "-o"]
+    # "-o out" has the sidecar out.json: a file there that bytepair did not write is kept
+    (tmp_path / "out.json").write_text("keep me", encoding="utf-8")
+    assert main([*run, "out"]) == 1
+    assert one_error_line(capsys.readouterr().err) == (
+        "bytepair: error: out.json: the sidecar of out would replace this file, which "
+        "bytepair did not write; name the output otherwise (ids.npy, ids.bin)"
+    )
+    assert (tmp_path / "out.json").read_text(encoding="utf-8") == "keep me"
+    assert not (tmp_path / "out").exists()
+    # its own sidecar is replaced on a second run
+    assert main([*run, "again"]) == 0 and main([*run, "again"]) == 0
+    # ".NPY" is a NumPy file, as open_ids reads it
+    assert main([*run, "ids.NPY"]) == 0
+    want = bytepair.load(story_tok).encode(TRICKY, disallowed_special=())
+    assert bytepair.open_ids("ids.NPY").tolist() == want
+    capsys.readouterr()
+    # names of other formats, and "-" (stdout), are refused before any work
+    for name, why in [
+        ("ids.npz", "-o writes a .npy file or raw ids (.bin), not .npz"),
+        ("ids.tar.gz", "-o writes a .npy file or raw ids (.bin), not .gz"),
+        ("-", "-o writes binary ids (name it .npy or .bin)"),
+    ]:
+        assert main([*run, name]) == 1
+        assert why in one_error_line(capsys.readouterr().err)
+        assert not (tmp_path / name).exists()
+    if os.path.exists("/dev/stdout") and not os.path.isfile("/dev/stdout"):
+        assert main([*run, "/dev/stdout"]) == 1
+        assert one_error_line(capsys.readouterr().err) == (
+            "bytepair: error: /dev/stdout: is not a regular file (a device or fifo)"
+        )
+
+
 def test_decode_partial_utf8_tokens_kept_raw(
     story_tok: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:

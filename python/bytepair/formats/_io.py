@@ -50,6 +50,9 @@ def replaceable_path(path: PathLike) -> Path:
             exist.
         OSError: ``path`` is a device, fifo or socket.
     """
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        # (also /dev/stdout, whose real path is a pipe's, which names no folder)
+        raise OSError(f"{os.fspath(path)}: is not a regular file (a device or fifo)")
     real = Path(os.path.realpath(path))
     if not real.parent.is_dir():  # (name the path given, not our temporary file)
         why = (
