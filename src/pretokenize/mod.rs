@@ -70,6 +70,14 @@ fn regex_error(e: &fancy_regex::Error) -> String {
     e.to_string()
 }
 
+/// `pattern` compiled never to match empty text.
+fn not_empty_regex(pattern: &str) -> std::result::Result<Regex, fancy_regex::Error> {
+    fancy_regex::RegexBuilder::new(pattern)
+        .backtrack_limit(100_000_000)
+        .find_not_empty(true)
+        .build()
+}
+
 impl Pretokenizer {
     /// Compiles a preset name or a regex (Python `regex` syntax: `\p{L}`, lookahead,
     /// possessive quantifiers).
@@ -90,9 +98,27 @@ impl Pretokenizer {
             O200K_PATTERN => Some(Preset::O200k),
             _ => None,
         };
+        let not_empty = std::sync::OnceLock::new();
+        if preset.is_none() {
+            // a pattern that can match nothing but empty text would split no text into
+            // pre-tokens (an error only once some text made it match): refused here
+            match not_empty_regex(pattern) {
+                Err(fancy_regex::Error::CompileError(e))
+                    if matches!(*e, fancy_regex::CompileError::PatternCanNeverMatch) =>
+                {
+                    return Err(Error::InvalidPattern {
+                        pattern: pattern.to_string(),
+                        message: "it matches only empty text, which is no pre-token".into(),
+                    });
+                }
+                built => {
+                    let _ = not_empty.set(built.ok());
+                }
+            }
+        }
         Ok(Self {
             regex,
-            not_empty: Default::default(),
+            not_empty,
             pattern: pattern.to_string(),
             preset,
         })
@@ -175,13 +201,9 @@ impl Pretokenizer {
 
     /// The pattern compiled never to match empty text (`None` if it can match nothing else).
     fn not_empty(&self) -> Result<&Regex> {
-        let re = self.not_empty.get_or_init(|| {
-            fancy_regex::RegexBuilder::new(&self.pattern)
-                .backtrack_limit(100_000_000)
-                .find_not_empty(true)
-                .build()
-                .ok()
-        });
+        let re = self
+            .not_empty
+            .get_or_init(|| not_empty_regex(&self.pattern).ok());
         re.as_ref().ok_or_else(|| {
             Error::PatternFailed(format!(
                 "the pattern {:?} matches only empty text, which is no pre-token",
@@ -229,10 +251,14 @@ mod tests {
             pieces(&Pretokenizer::new(r"\b|\w+").unwrap(), "hi you"),
             ["hi", "you"]
         );
-        // only empty matches: an error, not silently no pre-tokens
-        let only_empty = Pretokenizer::new(r"(?=a)").unwrap();
-        assert!(only_empty.for_each("ba", |_| {}).is_err());
-        assert_eq!(pieces(&only_empty, "bbb"), Vec::<String>::new());
+        // a pattern that matches only empty text is refused when compiled
+        for only_empty in [r"(?=a)", r"\b", r"(?:)", r"$"] {
+            let e = Pretokenizer::new(only_empty).unwrap_err().to_string();
+            assert!(
+                e.ends_with("it matches only empty text, which is no pre-token"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

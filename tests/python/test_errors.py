@@ -299,6 +299,19 @@ def test_invalid_regex_pattern(pattern: str) -> None:
         assert pattern in str(e.value) or repr(pattern) in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize("pattern", [r"(?=a)", r"\b", r"(?:)", r"$", r"(?<=x)"])
+def test_pattern_matching_only_empty_text_is_refused_at_once(pattern: str) -> None:
+    # it would split no text into pre-tokens; it was accepted and failed only once some text
+    # made it match (found by QA)
+    for call in (
+        lambda: bytepair.Tokenizer(BYTES_VOCAB, [], pattern=pattern),
+        lambda: bytepair.train(iter(["xyz"]), 300, pattern=pattern),
+        lambda: bytepair.count(iter(["xyz"]), pattern=pattern),
+    ):
+        with pytest.raises(ValueError, match="it matches only empty text, which is no pre-token"):
+            call()
+
+
 @pytest.mark.parametrize(
     "pattern,what",
     [
