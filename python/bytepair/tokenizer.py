@@ -233,12 +233,12 @@ class Tokenizer:
 
         Raises:
             FileNotFoundError: a file is missing.
-            ValueError: a file is malformed (names the file and the line or key), or a token
+            ValueError: a file is malformed (names the file and the line or key), a token
                 of ``vocab.json`` that two tokens make is made by no merge (``merges.txt``
-                lost lines).
+                lost lines), or the ids have a hole that is not room before a special token.
         """
         from .formats import gpt2
-        from .formats._io import check_reachable
+        from .formats._io import check_dense, check_reachable
 
         vocab, merges = gpt2.read(vocab_filepath, merges_filepath)
         try:
@@ -248,6 +248,7 @@ class Tokenizer:
         # as bytepair.load of the same files: a token two others make but no merge does means
         # merges.txt lost lines (cut short, say), and encoding would silently differ
         check_reachable(vocab, merges, tok.special_tokens, f"{vocab_filepath}", standalone_ok=True)
+        check_dense(vocab, tok.special_tokens, f"{vocab_filepath}")  # as bytepair.load
         return tok
 
     def save(self, path: PathLike, format: str = "native") -> None:

@@ -251,6 +251,21 @@ def test_gpt2_unreachable_token(tok, tmp_path: Path) -> None:
     )
 
 
+def test_gpt2_id_hole_refused_by_from_files_as_by_load(data_dir: Path, tmp_path: Path) -> None:
+    # "Ġthe" (id 262) moved to 999999: n_vocab would be a million, every id of "the" would
+    # change; load refused the files, from_files took them (found by QA)
+    vocab = json.loads((data_dir / "gpt2" / "vocab.json").read_text("utf-8"))
+    vocab["Ġthe"] = 999_999
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab), "utf-8")
+    (tmp_path / "merges.txt").write_bytes((data_dir / "gpt2" / "merges.txt").read_bytes())
+    for load in (
+        lambda: bytepair.Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt"),
+        lambda: bytepair.load(tmp_path),
+    ):
+        with pytest.raises(ValueError, match="vocab.json: ids are not dense: id 262 is missing"):
+            load()
+
+
 def test_gpt2_merges_cut_short_is_named(data_dir: Path, tmp_path: Path) -> None:
     # GPT-2's merges.txt cut at a line boundary after 20,000 merges: both readers refuse it
     vocab = tmp_path / "vocab.json"
