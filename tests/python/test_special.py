@@ -519,6 +519,29 @@ def test_one_byte_special_tokens_train_save_load_and_construct(tmp_path: Path) -
     assert not (tmp_path / "gpt2").exists()
 
 
+def test_special_token_sharing_an_ordinary_id_round_trips_every_format(tmp_path: Path) -> None:
+    # Tokenizer(vocab, merges, ["\n"]) makes the byte 0x0a (id 10) special too; the HF and
+    # tiktoken files it wrote could not be read back (found by QA)
+    trained = bytepair.train(iter(["a b\nc d\n"] * 10), 270)
+    tok = bytepair.Tokenizer(trained.vocab, trained.merges, special_tokens=["\n"])
+    assert tok.special_tokens == {"\n": 10}
+    sample = "a\nb\n"
+    want = tok.encode(sample, allowed_special="all")
+    assert want == tok.encode(sample, disallowed_special=()) == [97, 10, 98, 10]
+    loaded = []
+    for fmt in ("native", "hf", "tiktoken"):
+        path = tmp_path / f"tok-{fmt}"
+        tok.save(path, format=fmt)
+        extra = {"pattern": tok.pattern, "special_tokens": tok.special_tokens}
+        loaded.append(bytepair.load(path, **(extra if fmt == "tiktoken" else {})))
+    for again in loaded:
+        assert again.special_tokens == {"\n": 10} and again.vocab == tok.vocab
+        assert again.encode(sample, allowed_special="all") == want
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tok-hf"))
+    assert hf.encode(sample, add_special_tokens=False).ids == want
+
+
 def _join_with(parts: list[list[int]], sep: int) -> list[int]:
     out: list[int] = []
     for k, p in enumerate(parts):

@@ -257,15 +257,20 @@ def from_document(doc: dict[str, Any], path: PathLike) -> Tokenizer:
     for text, i in raw_vocab.items():
         where = f"model.vocab[{text!r}]"
         check_id(i, f"{path}: {where}")
-        if i in vocab:
-            raise fail(where, f"id {i} appears twice")
         if specials.get(text) == i:
-            vocab[i] = text.encode("utf-8")  # an added token's entry, in plain text
-            continue
-        try:
-            vocab[i] = bytes(table[c] for c in text)
-        except KeyError as e:
-            raise fail(where, f"character {e.args[0]!r} is not in GPT-2's byte alphabet") from None
+            token = text.encode("utf-8")  # an added token's entry, in plain text
+        else:
+            try:
+                token = bytes(table[c] for c in text)
+            except KeyError as e:
+                raise fail(
+                    where, f"character {e.args[0]!r} is not in GPT-2's byte alphabet"
+                ) from None
+        # (one token may be spelled twice: a special token that is also an ordinary one,
+        # "\n" as an added token and "Ċ" in the byte alphabet)
+        if vocab.get(i, token) != token:
+            raise fail(where, f"id {i} appears twice")
+        vocab[i] = token
     for s, i in specials.items():
         if i not in vocab:
             vocab[i] = s.encode("utf-8")

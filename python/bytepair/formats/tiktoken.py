@@ -137,11 +137,12 @@ def from_ranks(
     for token, rank in ranks.items():
         check_id(rank, f"{where}: token {token!r}")
     specials = _special_ids(special_tokens, max(ranks.values()) + 1)
-    taken = set(ranks.values())
+    by_rank = {i: b for b, i in ranks.items()}
     for s, i in specials.items():
         check_id(i, f"special token {s!r}")
-        if i in taken:
-            raise ValueError(f"{where}: special token {s!r} has id {i}, which is a rank")
+        # (a special token may be an ordinary token too, at its rank: "\n" at 10)
+        if i in by_rank and by_rank[i] != s.encode("utf-8", "surrogatepass"):
+            raise ValueError(f"{where}: special token {s!r} has id {i}, the rank of {by_rank[i]!r}")
     check_dense(ranks.values(), specials, where)
     missing = [b for b in range(256) if bytes([b]) not in ranks]
     if missing:
