@@ -910,16 +910,21 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     for line in _describe(tok, kind, args.top):
         print(line)
     if args.text is not None:
-        if os.path.isfile(args.text):
-            sample, name = "".join(_read_text(args.text)), args.text
+        if os.path.isfile(args.text) and _is_plain_text(args.text):
+            samples, name = ["".join(_read_text(args.text))], args.text
+        elif os.path.exists(args.text) or glob.has_magic(args.text):
+            # a folder, a glob, jsonl, parquet, compressed: documents, as curve reads them
+            from .curve import documents_of
+
+            samples, name = list(documents_of(args.text)), args.text
         else:
-            sample, name = args.text, "the text"
-            if re.fullmatch(r"[^\s]+\.[A-Za-z0-9]{1,5}", sample):  # meant as a file?
-                _warn(f"no file named {sample!r}: the sample is this text itself", args)
-        ids = tok.encode(sample, disallowed_special=())
-        n_bytes = len(sample.encode("utf-8", "surrogatepass"))
-        per = f"{n_bytes / len(ids):.2f}" if ids else "-"
-        print(f"sample:         {name}: {n_bytes} bytes, {len(ids)} tokens, {per} bytes per token")
+            samples, name = [args.text], "the text"
+            if os.sep in args.text or re.fullmatch(r"[^\s]+\.[A-Za-z0-9]{1,5}", args.text):
+                _warn(f"no file named {args.text!r}: the sample is this text itself", args)
+        n_ids = sum(map(len, tok.encode_batch(samples, disallowed_special=())))
+        n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in samples)
+        per = f"{n_bytes / n_ids:.2f}" if n_ids else "-"
+        print(f"sample:         {name}: {n_bytes} bytes, {n_ids} tokens, {per} bytes per token")
     return 0
 
 

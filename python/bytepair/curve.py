@@ -110,6 +110,18 @@ def default_sizes(tok: Tokenizer, n: int = 10) -> list[int]:
     return sorted({0, total} | {round(total ** (j / (n - 1))) for j in range(n - 1)})
 
 
+def documents_of(texts: PathLike | Iterable[PathLike] | Iterable[str]) -> Iterator[str]:
+    """Each document of ``texts`` (anything ``bytepair.inputs.iter_chunks`` reads) whole."""
+    from .inputs import iter_chunks
+
+    parts: list[str] = []
+    for chunk, ends in iter_chunks(texts):
+        parts.append(chunk)
+        if ends:
+            yield "".join(parts)
+            parts = []
+
+
 def compression_curve(
     tok: Tokenizer,
     texts: PathLike | Iterable[PathLike] | Iterable[str],
@@ -135,21 +147,16 @@ def compression_curve(
             input as ``count``.
         OSError: a file cannot be read.
     """
-    from .inputs import iter_chunks
     from .train import count
 
     n_bytes = n_docs = 0
 
     def documents() -> Iterator[str]:  # each held-out document whole, counted on the way
         nonlocal n_bytes, n_docs
-        parts: list[str] = []
-        for chunk, ends in iter_chunks(texts):
-            parts.append(chunk)
-            n_bytes += len(chunk.encode("utf-8", "surrogatepass"))
-            if ends:
-                n_docs += 1
-                yield "".join(parts)
-                parts = []
+        for doc in documents_of(texts):
+            n_bytes += len(doc.encode("utf-8", "surrogatepass"))
+            n_docs += 1
+            yield doc
 
     counts = count(documents(), pattern=tok.pattern, threads=threads, progress=False)
     if n_bytes == 0:  # bytes per token would be 0 / 0 at every size

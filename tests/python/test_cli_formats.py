@@ -5,6 +5,7 @@ converted files)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -166,6 +167,22 @@ def test_inspect_text_named_like_a_missing_file_warns(tok_file: Path, tmp_path: 
     assert f"sample:         the text: {n} bytes, " in captured.out
     assert main(["inspect", str(tok_file), "--text", "hello world. Bye."]) == 0
     assert capsys.readouterr().err == ""  # prose: no warning
+    assert main(["inspect", str(tok_file), "--text", f".{os.sep}x"]) == 0  # a path, no file
+    assert "no file named" in capsys.readouterr().err
+
+
+def test_inspect_text_folder_and_glob_are_documents(tok_file: Path, tmp_path: Path, capsys):
+    # a folder or glob is read as curve reads held-out text (it measured the name itself)
+    tok = bytepair.load(tok_file)
+    docs = {"a.txt": "The first document.\n", "b.txt": "And the second, longer one!\n"}
+    for name, text in docs.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    n_ids = sum(len(tok.encode(t, disallowed_special=())) for t in docs.values())
+    n_bytes = sum(len(t.encode()) for t in docs.values())
+    for sample in (str(tmp_path), str(tmp_path / "*.txt")):
+        assert main(["inspect", str(tok_file), "--text", sample]) == 0
+        out = capsys.readouterr().out
+        assert f"sample:         {sample}: {n_bytes} bytes, {n_ids} tokens, " in out
 
 
 def test_inspect_every_format(tok_file: Path, data_dir: Path, tmp_path: Path, capsys) -> None:
