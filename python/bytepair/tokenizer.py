@@ -848,6 +848,12 @@ def _resolve_pattern(pattern: str) -> str:
         raise ValueError(f"pattern must be a preset name or a non-empty regex, got {pattern!r}")
     if pattern in _PRESET_NAMES:
         return _PRESET_NAMES[pattern]
+    word = pattern.strip()
+    if word != pattern and word in _PRESET_NAMES:  # "gpt2 ": a regex matching that literal
+        raise ValueError(
+            f"unknown pattern name {pattern!r}: did you mean {word!r}? (with the spaces it "
+            "would be a regex matching only that text)"
+        )
     if pattern.replace("_", "").replace("-", "").isalnum() and pattern.isascii():
         raise ValueError(
             f"unknown pattern name {pattern!r}: the presets are "

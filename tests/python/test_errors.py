@@ -348,6 +348,13 @@ def test_unknown_pattern_name(name: str) -> None:
     assert name in str(e.value) and "cl100k" in str(e.value)
 
 
+@pytest.mark.parametrize("name", ["gpt2 ", " cl100k", "o200k_base\n"])
+def test_preset_name_with_spaces_is_refused(name: str) -> None:
+    # as a regex it matches only that text: the corpus would be dropped (found by QA)
+    with pytest.raises(ValueError, match=f"did you mean {name.strip()!r}"):
+        bytepair.Tokenizer(BYTES_VOCAB, [], pattern=name)
+
+
 @pytest.mark.parametrize("bad", ["", 5, None, b"<s>"])
 def test_bad_special_token(bad) -> None:
     for call in (
