@@ -421,7 +421,12 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         help="pre-tokens longer than this (corrupt data) are truncated, or skipped with "
         "--long-pretokens skip, and reported",
     )
-    p.add_argument("--long-pretokens", choices=["truncate", "skip"], default="truncate")
+    p.add_argument(
+        "--long-pretokens",
+        choices=["truncate", "skip"],
+        default=None,
+        help="what --max-pretoken-length does to a longer pre-token (default: truncate)",
+    )
     p.add_argument(
         "--base",
         default=None,
@@ -465,6 +470,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
             if os.path.samefile(path, args.output):
                 raise CLIError(f"{args.output}: is one of the training inputs; not overwriting it")
 
+    if args.long_pretokens and args.max_pretoken_length is None:
+        raise CLIError(
+            f"--long-pretokens {args.long_pretokens} needs --max-pretoken-length BYTES (the "
+            "length above which a pre-token is long)"
+        )
     start = time.perf_counter()
     base = _load_tokenizer(args.base, "--base") if args.base else None
     tok = bytepair.train(
@@ -478,7 +488,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         text_field=args.text_field,
         blank_line_docs=args.blank_line_docs,
         max_pretoken_length=args.max_pretoken_length,
-        long_pretokens=args.long_pretokens,
+        long_pretokens=args.long_pretokens or "truncate",
         min_frequency=args.min_frequency,
         max_token_length=args.max_token_length,
         base=base,
@@ -894,9 +904,12 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     if args.to != "gpt2" and os.path.isdir(args.output):
         raise CLIError(f"{args.output}: is a folder; --to {args.to} writes a file")
     tok.save(args.output, format=args.to)
+    specials = _plural(len(tok.special_tokens), "special token")
+    if args.to == "tiktoken" and tok.special_tokens:
+        specials += " (not stored in a rank file: name them again when loading it)"
     print(
-        f"bytepair: wrote {args.output} ({args.to}): n_vocab {tok.n_vocab}, "
-        f"{len(tok.special_tokens)} special tokens, {len(tok.merges)} merges",
+        f"bytepair: wrote {args.output} ({args.to}): n_vocab {tok.n_vocab}, {specials}, "
+        f"{_plural(len(tok.merges), 'merge')}",
         file=sys.stderr,
     )
     return 0
@@ -940,7 +953,10 @@ def _describe(tok, kind: str, top: int) -> list[str]:  # type: ignore[no-untyped
     special_ids = set(specials.values())
     ordinary = [(i, b) for i, b in vocab.items() if i not in special_ids]
     longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[:top]
-    shown_specials = ", ".join(f"{s!r}={i}" for s, i in sorted(specials.items(), key=_by_id))
+    by_id = sorted(specials.items(), key=_by_id)
+    shown_specials = ", ".join(f"{s!r}={i}" for s, i in by_id[:_SPECIALS_SHOWN])
+    if len(by_id) > _SPECIALS_SHOWN:  # o200k_harmony has 1091
+        shown_specials += f", ... ({len(by_id)} in all)"
     lines = [
         f"format:         {kind}",
         f"pattern:        {presets.get(tok.pattern, 'custom')}: {tok.pattern}",
@@ -955,6 +971,9 @@ def _describe(tok, kind: str, top: int) -> list[str]:  # type: ignore[no-untyped
     for key, value in tok.metadata.get("training", {}).items():
         lines.append(f"training:       {key} {value}")
     return lines
+
+
+_SPECIALS_SHOWN = 12
 
 
 def _by_id(item: tuple[str, int]) -> int:
@@ -976,7 +995,10 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
     if not os.path.exists(path):
         if path in bytepair.list_encoding_names():
             return bytepair.get_encoding(path)
-        raise CLIError(f"{path}: No such file or directory (the tokenizer, {flag})")
+        raise CLIError(
+            f"{path}: No such file or directory (the tokenizer, {flag}; or the name of an "
+            f"OpenAI encoding: {', '.join(bytepair.list_encoding_names())})"
+        )
     if os.path.isfile(path):
         with open(path, "rb") as f:
             is_rank_file = tiktoken.looks_like_rank_file(f.read(_HEAD))

@@ -27,6 +27,16 @@ _TEXT_BATCH_CHARS = 16 << 20
 _LONG_POLICIES = ("truncate", "skip")
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside bytepair
+    (``train`` calls ``count``: the user's line, not bytepair's, is the one to show)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def count(
     input: Input,
     *,
@@ -127,7 +137,7 @@ def count(
         warnings.warn(
             f"{n_long} pre-token(s) longer than max_pretoken_length={limit} bytes "
             f"(the longest {longest} bytes) were {what}",
-            stacklevel=2,
+            stacklevel=_caller_level(),
         )
     return PretokenCounts._wrap(core, regex, specials)
 

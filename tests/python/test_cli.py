@@ -123,6 +123,18 @@ def test_train_several_files_and_pattern(data_dir: Path, tmp_path: Path) -> None
     assert tok.pattern == bytepair.reference.CL100K_PATTERN
 
 
+def test_train_long_pretokens_needs_a_limit(tmp_path: Path, capsys) -> None:
+    # without --max-pretoken-length nothing is long: the flag did nothing (found by QA)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world", encoding="utf-8")
+    args = ["train", str(corpus), "--vocab-size", "260", "--long-pretokens", "skip"]
+    assert main([*args, "-o", str(tmp_path / "t.json")]) == 1
+    assert one_error_line(capsys.readouterr().err) == (
+        "bytepair: error: --long-pretokens skip needs --max-pretoken-length BYTES (the length "
+        "above which a pre-token is long)"
+    )
+
+
 @pytest.mark.parametrize("mode,done", [("truncate", "truncated to 100 bytes"), ("skip", "skipped")])
 def test_train_long_pretokens_warning_is_one_cli_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, done: str
@@ -429,7 +441,8 @@ def test_console_script(story_file: Path, tmp_path: Path) -> None:
     missing = run([str(script), "encode", "-t", str(tmp_path / "no.json"), str(story_file)])
     assert missing.returncode == 1
     assert one_error_line(missing.stderr.decode()).endswith(
-        f"{tmp_path / 'no.json'}: No such file or directory (the tokenizer, -t)"
+        f"{tmp_path / 'no.json'}: No such file or directory (the tokenizer, -t; or the name "
+        f"of an OpenAI encoding: {', '.join(bytepair.list_encoding_names())})"
     )
 
 

@@ -37,9 +37,10 @@ def test_convert_every_format_and_back(tok_file: Path, fmt: str, tmp_path: Path,
     tok = bytepair.load(tok_file)
     out = tmp_path / f"out-{fmt}"
     assert main(["convert", str(tok_file), str(out), "--to", fmt]) == 0
-    assert f"wrote {out} ({fmt}): n_vocab 400, 2 special tokens, 142 merges" in (
-        capsys.readouterr().err
-    )
+    # (a rank file holds no special tokens: the summary says so)
+    note = " (not stored in a rank file: name them again when loading it)"
+    specials = "2 special tokens" + (note if fmt == "tiktoken" else "")
+    assert f"wrote {out} ({fmt}): n_vocab 400, {specials}, 142 merges" in capsys.readouterr().err
     back = tmp_path / "back.json"
     extra = []
     if fmt == "tiktoken":  # the rank file lost pattern and specials: name them again
@@ -80,6 +81,9 @@ def test_convert_and_inspect_take_an_encoding_name(
     text = (data_dir / "cs336" / "address.txt").read_text(encoding="utf-8") + " I'M  a\r\n1234"
     hf = tokenizers.Tokenizer.from_file(str(out))
     assert hf.encode(text, add_special_tokens=False).ids == tt.encode_ordinary(text)
+    assert main(["inspect", "o200k_harmony", "--top", "1"]) == 0  # 1091 special tokens
+    (specials,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("special")]
+    assert specials.endswith(", ... (1091 in all)") and specials.count("=") == 12
     assert main(["inspect", "o200k_base", "--top", "1"]) == 0
     shown = capsys.readouterr().out
     assert "format:         OpenAI encoding o200k_base" in shown

@@ -320,9 +320,11 @@ def test_long_pretokens_truncated_or_skipped_and_reported() -> None:
     with pytest.raises(ValueError, match="long_pretokens"):
         bytepair.count(iter(texts), long_pretokens="drop")
     # a megabyte without a space trains quickly once truncated
-    with pytest.warns(UserWarning):
+    with pytest.warns(UserWarning) as caught:
         tok = bytepair.train(iter(["q" * 2**20 + " and some text"]), 300, max_pretoken_length=1000)
     assert max(len(b) for b in tok.vocab.values()) <= 1000
+    # the warning points at this line, the caller's, not at bytepair's own train -> count
+    assert [w.filename for w in caught] == [__file__]
 
 
 # ------------------------------------------------------------------ continued training
