@@ -365,7 +365,7 @@ def _add_export_args(p: argparse.ArgumentParser) -> None:
         choices=["strict", "replace", "skip", "ignore"],
         default="strict",
         help="invalid UTF-8 in an input: fail naming the byte offset (strict, default), "
-        "replace it with U+FFFD, or skip it",
+        "replace it with U+FFFD, or skip (or ignore) it",
     )
     p.add_argument(
         "--blank-line-docs",
@@ -814,8 +814,8 @@ def _add_rank_file_args(p: argparse.ArgumentParser) -> None:
         default=None,
         dest="special_tokens",
         metavar="TOK[=ID]",
-        help="for a .tiktoken rank file: a special token (repeatable), as TOK=ID; or all "
-        "without =ID, to get the ids after the largest rank in order",
+        help="for a .tiktoken rank file: a special token (repeatable), as TOK=ID; or give "
+        "every one without =ID to number them after the largest rank, in order",
     )
 
 
