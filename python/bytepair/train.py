@@ -384,6 +384,12 @@ def train(
         max_pretoken_length=max_pretoken_length,
         long_pretokens=long_pretokens,
     )
+    n_long = counts.long_pretokens[0]
+    if len(counts) == 0 and n_long and long_pretokens == "skip":
+        raise ValueError(
+            f"no pre-tokens to train on: all {n_long} were longer than "
+            f"max_pretoken_length={max_pretoken_length} bytes and skipped"
+        )
     return train_from_counts(
         counts,
         vocab_size,

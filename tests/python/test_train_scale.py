@@ -319,6 +319,12 @@ def test_long_pretokens_truncated_or_skipped_and_reported() -> None:
         assert as_dict(bytepair.count(iter(texts))) == ref_counts(texts)  # no limit: exact
     with pytest.raises(ValueError, match="long_pretokens"):
         bytepair.count(iter(texts), long_pretokens="drop")
+    # every pre-token skipped: the error says so (it said the corpus was empty)
+    with pytest.warns(UserWarning), pytest.raises(ValueError) as e:
+        bytepair.train(iter(["z" * 50]), 300, max_pretoken_length=20, long_pretokens="skip")
+    assert str(e.value) == (
+        "no pre-tokens to train on: all 1 were longer than max_pretoken_length=20 bytes and skipped"
+    )
     # a megabyte without a space trains quickly once truncated
     with pytest.warns(UserWarning) as caught:
         tok = bytepair.train(iter(["q" * 2**20 + " and some text"]), 300, max_pretoken_length=1000)
