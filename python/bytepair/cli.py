@@ -571,6 +571,11 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
     if not args.input or "-" in args.input:
         raise CLIError("encode -o needs input files (stdin is not supported with -o)")
     suffix = os.path.splitext(args.output)[1].lower()
+    if os.path.abspath(args.output).startswith(("/dev/", "/proc/")):
+        # (/dev/stdout would get the sidecar /dev/stdout.json)
+        raise CLIError(
+            f"{args.output}: -o writes an id file and its sidecar; to print ids, leave out -o"
+        )
     if args.output == "-" or suffix in _TEXT_SUFFIXES:  # -o writes binary ids, a file
         target = "ids.txt" if args.output == "-" else args.output
         raise CLIError(
@@ -880,7 +885,10 @@ def _load_any(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
                     "--pattern and --special-token are for .tiktoken rank files"
                 )
             return bytepair.get_encoding(path)
-        raise CLIError(f"{path}: No such file or directory")
+        raise CLIError(
+            f"{path}: No such file or directory (nor the name of an OpenAI encoding: "
+            f"{', '.join(bytepair.list_encoding_names())})"
+        )
     if args.pattern is None and detect(path) == "tiktoken":
         raise CLIError(
             f"{path}: a .tiktoken rank file does not store its pattern; pass --pattern "
@@ -925,7 +933,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if args.text is not None:
         if os.path.isfile(args.text) and _is_plain_text(args.text):
             samples, name = ["".join(_read_text(args.text))], args.text
-        elif os.path.exists(args.text) or glob.has_magic(args.text):
+        elif os.path.exists(args.text) or (glob.has_magic(args.text) and glob.glob(args.text)):
             # a folder, a glob, jsonl, parquet, compressed: documents, as curve reads them
             from .curve import documents_of
 
@@ -937,7 +945,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         n_ids = sum(map(len, tok.encode_batch(samples, disallowed_special=())))
         n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in samples)
         per = f"{n_bytes / n_ids:.2f}" if n_ids else "-"
-        print(f"sample:         {name}: {n_bytes} bytes, {n_ids} tokens, {per} bytes per token")
+        print(
+            f"sample:         {name}: {_plural(n_bytes, 'byte')}, {_plural(n_ids, 'token')}, "
+            f"{per} bytes per token"
+        )
     return 0
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import struct
 import tempfile
@@ -115,8 +116,14 @@ def tokenizer_sha256(tok: Tokenizer) -> str:
 def _is_our_sidecar(path: str) -> bool:
     """Whether ``path`` is the sidecar JSON of an id file this module wrote."""
     try:
-        if os.path.getsize(path) > 1 << 20:  # (never read a big input to find out)
-            return False
+        if os.path.getsize(path) > 1 << 20:
+            # a big one (it lists every input: tens of thousands of files) by its first
+            # key, which this module writes first; a big input is never read whole for this
+            with open(path, "rb") as f:
+                head = f.read(256)
+            return (
+                re.match(rb'\{\s*"format":\s*"' + SIDECAR_FORMAT.encode() + b'"', head) is not None
+            )
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, ValueError):

@@ -8,6 +8,7 @@ script as real processes joined by pipes. Expected ids come from the pure-Python
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -355,11 +356,20 @@ def test_encode_output_guards(
         assert main([*run, name]) == 1
         assert why in one_error_line(capsys.readouterr().err)
         assert not (tmp_path / name).exists()
-    if os.path.exists("/dev/stdout") and not os.path.isfile("/dev/stdout"):
-        assert main([*run, "/dev/stdout"]) == 1
+    # /dev/stdout: a pipe, or a file (the sidecar would be /dev/stdout.json): refused either way
+    for dev in ("/dev/stdout", "/dev/null"):
+        assert main([*run, dev]) == 1
         assert one_error_line(capsys.readouterr().err) == (
-            "bytepair: error: /dev/stdout: is not a regular file (a device or fifo)"
+            f"bytepair: error: {dev}: -o writes an id file and its sidecar; to print ids, "
+            "leave out -o"
         )
+    # a big sidecar of its own (one that lists 30,000 inputs) is still recognised as ours
+    assert main([*run, "big.bin"]) == 0
+    side = json.loads((tmp_path / "big.bin.json").read_text(encoding="utf-8"))
+    side["inputs"] = [f"/data/some/long/folder/name/file-{k:06d}.txt" for k in range(30_000)]
+    (tmp_path / "big.bin.json").write_text(json.dumps(side, indent=1), encoding="utf-8")
+    assert (tmp_path / "big.bin.json").stat().st_size > 1 << 20
+    assert main([*run, "big.bin"]) == 0
 
 
 def test_decode_partial_utf8_tokens_kept_raw(

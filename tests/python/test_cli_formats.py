@@ -173,6 +173,11 @@ def test_inspect_text_named_like_a_missing_file_warns(tok_file: Path, tmp_path: 
     assert capsys.readouterr().err == ""  # prose: no warning
     assert main(["inspect", str(tok_file), "--text", f".{os.sep}x"]) == 0  # a path, no file
     assert "no file named" in capsys.readouterr().err
+    # glob characters in plain text: measured as text (a glob only if it matches files)
+    for text in ("what is this?", "a*b", "x[0]"):
+        assert main(["inspect", str(tok_file), "--text", text]) == 0
+        n = len(text.encode())
+        assert f"sample:         the text: {n} bytes, " in capsys.readouterr().out
 
 
 def test_inspect_text_folder_and_glob_are_documents(tok_file: Path, tmp_path: Path, capsys):
