@@ -102,19 +102,22 @@ impl Pretokenizer {
         if preset.is_none() {
             // a pattern that can match nothing but empty text would split no text into
             // pre-tokens (an error only once some text made it match): refused here
-            match not_empty_regex(pattern) {
-                Err(fancy_regex::Error::CompileError(e))
-                    if matches!(*e, fancy_regex::CompileError::PatternCanNeverMatch) =>
-                {
-                    return Err(Error::InvalidPattern {
-                        pattern: pattern.to_string(),
-                        message: "it matches only empty text, which is no pre-token".into(),
-                    });
-                }
-                built => {
-                    let _ = not_empty.set(built.ok());
-                }
+            // (regex-syntax knows the longest match of a pattern without lookaround, as
+            // "(?:\b)+"; fancy-regex's own analysis catches others, as "(?=a)")
+            let longest = regex_syntax::Parser::new()
+                .parse(pattern)
+                .ok()
+                .and_then(|hir| hir.properties().maximum_len());
+            let built = not_empty_regex(pattern);
+            let never = matches!(&built, Err(fancy_regex::Error::CompileError(e))
+                if matches!(**e, fancy_regex::CompileError::PatternCanNeverMatch));
+            if longest == Some(0) || never {
+                return Err(Error::InvalidPattern {
+                    pattern: pattern.to_string(),
+                    message: "it matches only empty text, which is no pre-token".into(),
+                });
             }
+            let _ = not_empty.set(built.ok());
         }
         Ok(Self {
             regex,
@@ -252,7 +255,15 @@ mod tests {
             ["hi", "you"]
         );
         // a pattern that matches only empty text is refused when compiled
-        for only_empty in [r"(?=a)", r"\b", r"(?:)", r"$"] {
+        for only_empty in [
+            r"(?=a)",
+            r"\b",
+            r"(?:)",
+            r"$",
+            r"(?:\b)+",
+            r"(?:a{0})+",
+            r"(?:^)*",
+        ] {
             let e = Pretokenizer::new(only_empty).unwrap_err().to_string();
             assert!(
                 e.ends_with("it matches only empty text, which is no pre-token"),

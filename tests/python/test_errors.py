@@ -299,7 +299,9 @@ def test_invalid_regex_pattern(pattern: str) -> None:
         assert pattern in str(e.value) or repr(pattern) in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("pattern", [r"(?=a)", r"\b", r"(?:)", r"$", r"(?<=x)"])
+@pytest.mark.parametrize(
+    "pattern", [r"(?=a)", r"\b", r"(?:)", r"$", r"(?<=x)", r"(?:\b)+", r"(?:a{0})+", r"(?:^)*"]
+)
 def test_pattern_matching_only_empty_text_is_refused_at_once(pattern: str) -> None:
     # it would split no text into pre-tokens; it was accepted and failed only once some text
     # made it match (found by QA)
