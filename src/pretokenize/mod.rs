@@ -42,8 +42,9 @@ pub fn resolve_pattern(name_or_regex: &str) -> &str {
 #[derive(Debug, Clone)]
 pub struct Pretokenizer {
     regex: Regex,
-    /// The same pattern, never matching empty text: compiled at the first empty match, to
-    /// continue there as Python's `regex` does (see `for_each`).
+    /// The same pattern, never matching empty text (compiled with a custom pattern; `None` if
+    /// fancy-regex cannot), to go on after an empty match as Python's `regex` does (see
+    /// `for_each`).
     not_empty: std::sync::OnceLock<Option<Regex>>,
     pattern: String,
     /// The preset this pattern is, if any: then a hand-written scanner splits the text
