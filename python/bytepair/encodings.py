@@ -300,7 +300,16 @@ def _candidates(spec: _Spec) -> list[Path]:
     out += [tk / hashlib.sha1(url.encode()).hexdigest(), tk / f"{spec.file}.tiktoken"]
     if os.environ.get("BYTEPAIR_DATA"):
         out.append(Path(os.environ["BYTEPAIR_DATA"]) / "tiktoken" / f"{spec.file}.tiktoken")
+    elif _CHECKOUT_DATA is not None:
+        out.append(_CHECKOUT_DATA / "tiktoken" / f"{spec.file}.tiktoken")
     return out
+
+
+# The project's shared data folder beside a source checkout (<checkout>/../shared/data, where
+# the tests find it too): a checkout works offline with no setting. Files read from it are
+# checked by hash like any other; without BYTEPAIR_DATA only.
+_CHECKOUT_DATA_DEFAULT = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+_CHECKOUT_DATA: Path | None = _CHECKOUT_DATA_DEFAULT
 
 
 def _read_rank_file(spec: _Spec, path: PathLike | None) -> bytes:

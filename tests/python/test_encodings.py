@@ -219,6 +219,7 @@ def test_lookup_order_and_tiktoken_cache_names(
     data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("BYTEPAIR_DATA")
+    monkeypatch.setattr(encodings, "_CHECKOUT_DATA", None)  # (not beside a checkout)
     with pytest.raises(FileNotFoundError, match="r50k_base.tiktoken"):
         bytepair.get_encoding("r50k_base")
     # tiktoken's cache: files named by the SHA-1 of their URL
@@ -248,6 +249,14 @@ def test_lookup_order_and_tiktoken_cache_names(
     own.mkdir()
     shutil.copy(data_dir / "tiktoken" / "r50k_base.tiktoken", own / "x.tiktoken")
     assert bytepair.get_encoding("gpt2", path=own / "x.tiktoken").encode("hi") == [5303]
+    # beside a source checkout (<checkout>/../shared/data) with no setting, past the damaged
+    # cached copy; and where that folder really is for this checkout
+    encodings._cache.clear()
+    monkeypatch.setattr(encodings, "_CHECKOUT_DATA", data_dir)
+    assert bytepair.get_encoding("r50k_base").encode("hello world") == [31373, 995]
+    checkout = Path(encodings.__file__).resolve().parents[2]
+    assert (checkout / "Cargo.toml").is_file()  # (an editable install of this checkout)
+    assert encodings._CHECKOUT_DATA_DEFAULT == checkout.parent / "shared" / "data"
 
 
 def test_bad_rank_files_and_names(data_dir: Path, tmp_path: Path) -> None:
