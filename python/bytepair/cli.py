@@ -887,7 +887,7 @@ def _load_any(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
             return bytepair.get_encoding(path)
         raise CLIError(
             f"{path}: No such file or directory (nor the name of an OpenAI encoding: "
-            f"{', '.join(bytepair.list_encoding_names())})"
+            f"{_encoding_names()})"
         )
     if args.pattern is None and detect(path) == "tiktoken":
         raise CLIError(
@@ -1008,7 +1008,7 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
             return bytepair.get_encoding(path)
         raise CLIError(
             f"{path}: No such file or directory (the tokenizer, {flag}; or the name of an "
-            f"OpenAI encoding: {', '.join(bytepair.list_encoding_names())})"
+            f"OpenAI encoding: {_encoding_names()})"
         )
     if os.path.isfile(path):
         with open(path, "rb") as f:
@@ -1016,6 +1016,13 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
         if is_rank_file:  # bytepair.load would ask for pattern=, which no flag here gives
             raise CLIError(f"{path}: {_rank_file_hint(path, flag)}")
     return bytepair.load(path)
+
+
+def _encoding_names() -> str:
+    """The names ``-t``, ``convert`` and ``inspect`` take besides files, for error messages."""
+    import bytepair
+
+    return ", ".join(bytepair.list_encoding_names())
 
 
 def _rank_file_hint(path: str, flag: str) -> str:
