@@ -17,10 +17,14 @@ pub enum Error {
     /// A corpus file is not valid UTF-8. (The hint is worded as in `inputs.py`, whose
     /// `_ERRORS_HINT` the command line rewrites into its `--errors` flag.)
     #[error(
-        "{path}: invalid UTF-8 at byte offset {offset}; pass errors='replace' or \
-         errors='skip' to read it anyway"
+        "{path}: invalid UTF-8 at byte offset {offset} (byte {byte:#04x}); pass \
+         errors='replace' or errors='skip' to read it anyway"
     )]
-    InvalidUtf8 { path: PathBuf, offset: u64 },
+    InvalidUtf8 {
+        path: PathBuf,
+        offset: u64,
+        byte: u8,
+    },
 
     /// Reading a corpus file failed.
     #[error("{path}: {source}")]

@@ -390,6 +390,11 @@ def train(
             f"no pre-tokens to train on: all {n_long} were longer than "
             f"max_pretoken_length={max_pretoken_length} bytes and skipped"
         )
+    if len(counts) == 0 and base is None:
+        raise ValueError(
+            f"no pre-tokens to train on: {_describe(input)} is empty (no text outside "
+            "special tokens), or the pattern matches none of its text"
+        )
     return train_from_counts(
         counts,
         vocab_size,
@@ -400,6 +405,18 @@ def train(
         max_token_length=max_token_length,
         base=base,
     )
+
+
+def _describe(input: object) -> str:
+    """Names the corpus in an error: its file(s), else "the corpus"."""
+    if isinstance(input, (str, os.PathLike)):
+        return repr(os.fspath(input))
+    if isinstance(input, (list, tuple)) and input:
+        if all(isinstance(p, (str, os.PathLike)) for p in input):
+            names = [repr(os.fspath(p)) for p in input[:3]]
+            more = f" and {len(input) - 3} more" if len(input) > 3 else ""
+            return "the corpus " + ", ".join(names) + more
+    return "the corpus"
 
 
 def train_bpe(

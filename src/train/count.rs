@@ -330,6 +330,7 @@ pub fn count_files(
                 decode(&buf[..cut], invalid_utf8).map_err(|valid_up_to| Error::InvalidUtf8 {
                     path: path.clone(),
                     offset: offset + valid_up_to as u64,
+                    byte: buf[valid_up_to],
                 })?;
             let mut chunks = Vec::new();
             split_text(&text, &cuts, CHUNK_BYTES, &mut chunks);

@@ -401,7 +401,7 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
         ),
         (
             ["train", str(tmp_path / "bad.txt"), "--vocab-size", "260", "-o", "x.json"],
-            "bad.txt: invalid UTF-8 at byte offset 3; "
+            "bad.txt: invalid UTF-8 at byte offset 3 (byte 0xff); "
             "pass --errors replace or --errors skip to read it anyway",
         ),
     ]
@@ -422,7 +422,9 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
         list(iter_chunks(tmp_path / "bad.txt"))
     with pytest.raises(FileNotFoundError, match=r"pass iter\(texts\)"):
         bytepair.count([str(tmp_path / "none*.txt")])
-    with pytest.raises(ValueError, match=r"byte offset 3; pass errors='replace' or errors="):
+    with pytest.raises(
+        ValueError, match=r"byte offset 3 \(byte 0xff\); pass errors='replace' or errors="
+    ):
         bytepair.count(tmp_path / "bad.txt")
 
 
