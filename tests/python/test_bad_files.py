@@ -281,6 +281,27 @@ def test_gpt2_merges_cut_short_is_named(data_dir: Path, tmp_path: Path) -> None:
             load()
 
 
+def test_gpt2_merges_cut_inside_a_character(data_dir: Path, tmp_path: Path) -> None:
+    # cut right after the first byte of a "Ġ" (C4 A0): the error says the file ends inside a
+    # character, which only a cut file does; a bad byte at the end is only "not UTF-8"
+    vocab = tmp_path / "vocab.json"
+    vocab.write_bytes((data_dir / "gpt2" / "vocab.json").read_bytes())
+    raw = (data_dir / "gpt2" / "merges.txt").read_bytes()
+    cut = raw.index("Ġ".encode(), 50_000) + 1
+    merges = tmp_path / "merges.txt"
+    merges.write_bytes(raw[:cut])
+    with pytest.raises(ValueError) as e:
+        bytepair.Tokenizer.from_files(vocab, merges)
+    assert str(e.value) == (
+        f"{merges}: not UTF-8 ('utf-8' codec can't decode byte 0xc4 in position {cut - 1}: "
+        "unexpected end of data) (it ends inside a character: cut short?)"
+    )
+    merges.write_bytes(raw[: cut - 1] + b"\xff")
+    with pytest.raises(ValueError) as e:
+        bytepair.Tokenizer.from_files(vocab, merges)
+    assert str(e.value).endswith("invalid start byte)")
+
+
 def test_hf_unreachable_token(tok, tmp_path: Path) -> None:
     path = written(tok, "hf", tmp_path)
     doc = json.loads(path.read_text("utf-8"))

@@ -74,7 +74,13 @@ def read(
     try:
         lines = mpath.read_text(encoding="utf-8").split("\n")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{mpath}: not UTF-8 ({e})") from None
+        # a character begun in the last bytes and never finished: the file was cut there
+        cut = (
+            " (it ends inside a character: cut short?)"
+            if e.reason == "unexpected end of data"
+            else ""
+        )
+        raise ValueError(f"{mpath}: not UTF-8 ({e}){cut}") from None
     known = set(vocab.values())
     for n, line in enumerate(lines, start=1):
         line = line.rstrip("\r")
