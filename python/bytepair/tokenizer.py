@@ -340,6 +340,39 @@ class Tokenizer:
         except UnicodeEncodeError:
             return self._encode(_fix_surrogates(text), allowed_special, disallowed_special)
 
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The ids of ``text`` that more text cannot change, and every way they may go on.
+
+        As tiktoken's ``Encoding.encode_with_unstable`` (same rules, same answers; the order
+        of the sequences is arbitrary, as there): for a prompt to be completed token by token.
+
+        Args:
+            text: any ``str``.
+            allowed_special, disallowed_special: as in ``encode``.
+
+        Returns:
+            ``(stable, completions)``: ``stable`` encodes a prefix of ``text``; each sequence
+            of ``completions`` (a list of id lists) continues ``stable`` into ids whose bytes
+            begin with all of ``text``.
+
+        Raises:
+            ValueError: ``text`` contains a disallowed special token.
+
+        >>> tok = get_encoding("gpt2")  # doctest: +SKIP
+        >>> stable, completions = tok.encode_with_unstable("hello fan")  # doctest: +SKIP
+        >>> tok.decode(stable), sorted(map(tok.decode, completions))[:3]  # doctest: +SKIP
+        ('hello', [' fan', ' fana', ' fanatic'])
+        """
+        from .unstable import encode_with_unstable
+
+        return encode_with_unstable(self, text, allowed_special, disallowed_special)
+
     def _encode(
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> list[int]:

@@ -573,3 +573,59 @@ def test_backtracking_tables_come_when_they_pay_also_across_threads_and_fork(
     worker.join()
     assert tok._core.backtracking
     assert os.waitpid(pid, 0)[1] == 0
+
+
+# ------------------------------------------------------------------ encode_with_unstable
+# Hand-picked cases: the docstring's "hello fanta", a trailing space (33k completions),
+# whitespace runs with newlines (the all-space widening), a text ending in a special token,
+# multi-byte characters (completions that are not UTF-8), a trailing ideographic space
+# (the split before the last whitespace character).
+UNSTABLE_TEXTS = [
+    "hello fanta",
+    "hello ",
+    "",
+    "a\n \n",
+    "fn main() {\n    ",
+    "it's 12345",
+    "日本語",
+    "héllo wörld",
+    "word\u3000",
+    "x\u00a0",
+    "a  b",
+    "a<|endoftext|>",
+    "<|endoftext|> hi",
+]
+
+
+def assert_same_unstable(
+    tok: bytepair.Tokenizer, enc: tiktoken.Encoding, text: str, **kw: object
+) -> None:
+    stable, completions = tok.encode_with_unstable(text, **kw)
+    want_stable, want_completions = enc.encode_with_unstable(text, **kw)
+    assert stable == want_stable, text
+    # the order of the completions is arbitrary (a set in tiktoken)
+    assert sorted(map(tuple, completions)) == sorted(map(tuple, want_completions)), text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_encode_with_unstable_equals_tiktoken(data_dir: Path, name: str) -> None:
+    tok, enc = bytepair.get_encoding(name), tiktoken_encoding(data_dir, name)
+    for text in UNSTABLE_TEXTS:
+        assert_same_unstable(tok, enc, text, disallowed_special=())
+        assert_same_unstable(tok, enc, text, allowed_special="all")
+    # what the docstring promises: the stable ids encode a prefix, every completion goes on
+    stable, completions = tok.encode_with_unstable("hello fan")
+    assert tok.decode(stable) == "hello" and completions
+    for seq in completions:
+        assert tok.decode_bytes(stable + seq).startswith(b"hello fan")
+    # the special-token policy is encode's
+    with pytest.raises(ValueError, match="disallowed special token '<|endoftext|>'"):
+        tok.encode_with_unstable("a<|endoftext|>")
+
+
+@settings(deadline=None, max_examples=40)
+@given(lookalike_text.map(lambda t: t[-12:]))
+def test_encode_with_unstable_on_any_text(data_dir: Path, text: str) -> None:
+    for name in ["r50k_base", "cl100k_base"]:
+        tok, enc = bytepair.get_encoding(name), tiktoken_encoding(data_dir, name)
+        assert_same_unstable(tok, enc, text, allowed_special="all")
