@@ -24,6 +24,10 @@ pub struct CoreBPE {
 /// Vocabularies up to this many ids get the int cache (a few MB at most).
 const INT_CACHE_MAX: usize = 1 << 21;
 
+/// A text longer than twice this many bytes is encoded in parts of about this size, and a
+/// pending Ctrl-C is acted on between parts (~0.1 s apart) instead of after the whole text.
+const INTERRUPT_PART: usize = 1 << 23;
+
 impl CoreBPE {
     /// Builds the encoder with the GIL released.
     fn build(
@@ -44,6 +48,32 @@ impl CoreBPE {
     /// The encoder (for continued training).
     pub fn encoder(&self) -> &Encoder {
         &self.enc
+    }
+
+    /// The ids of `text`, the GIL released: ordinary (`specials` None) or with the given
+    /// special tokens (`Some(None)`: all of them), as `Encoder::split_into_parts` reads it.
+    /// A long text goes part by part (exact cuts), with Python's signal handlers run between
+    /// parts, so Ctrl-C interrupts a minute-long encode within a fraction of a second.
+    fn encode_checked(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        specials: Option<Option<&encode::AllowedSpecial>>,
+    ) -> PyResult<Vec<Rank>> {
+        let one = |t: &str| match specials {
+            None => self.enc.encode_ordinary(t),
+            Some(allowed) => self.enc.encode_with_special(t, allowed),
+        };
+        if text.len() <= 2 * INTERRUPT_PART {
+            return py.detach(|| one(text)).map_err(to_py);
+        }
+        let parts = py.detach(|| self.enc.split_into_parts(text, specials, INTERRUPT_PART));
+        let mut ids = Vec::with_capacity(text.len() / 4);
+        for part in parts {
+            py.check_signals()?;
+            ids.extend(py.detach(|| one(part)).map_err(to_py)?);
+        }
+        Ok(ids)
     }
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
@@ -212,9 +242,7 @@ impl CoreBPE {
     }
 
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = py
-            .detach(|| self.enc.encode_ordinary(text))
-            .map_err(to_py)?;
+        let ids = self.encode_checked(py, text, None)?;
         self.id_list(py, &ids)
     }
 
@@ -226,10 +254,7 @@ impl CoreBPE {
         text: &str,
         allowed: Option<&AllowedSpecial>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let allowed = allowed.map(|a| &a.inner);
-        let ids = py
-            .detach(|| self.enc.encode_with_special(text, allowed))
-            .map_err(to_py)?;
+        let ids = self.encode_checked(py, text, Some(allowed.map(|a| &a.inner)))?;
         self.id_list(py, &ids)
     }
 
@@ -243,21 +268,13 @@ impl CoreBPE {
         allowed: Option<&AllowedSpecial>,
         ordinary: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let allowed = allowed.map(|a| &a.inner);
-        let bytes = py
-            .detach(|| {
-                let ids = if ordinary {
-                    self.enc.encode_ordinary(text)?
-                } else {
-                    self.enc.encode_with_special(text, allowed)?
-                };
-                Ok::<_, crate::Error>(
-                    ids.iter()
-                        .flat_map(|i| i.to_le_bytes())
-                        .collect::<Vec<u8>>(),
-                )
-            })
-            .map_err(to_py)?;
+        let specials = (!ordinary).then_some(allowed.map(|a| &a.inner));
+        let ids = self.encode_checked(py, text, specials)?;
+        let bytes = py.detach(|| {
+            ids.iter()
+                .flat_map(|i| i.to_le_bytes())
+                .collect::<Vec<u8>>()
+        });
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -321,6 +338,8 @@ impl CoreBPE {
             job.iter().map(|seg| one(seg.text)).collect()
         };
         pipelined(py, &jobs, threads, work, |k, done| {
+            // Ctrl-C stops the batch between jobs (the workers finish their current one)
+            py.check_signals()?;
             for (seg, ids) in jobs[k].iter().zip(done.map_err(to_py)?) {
                 if let Some(ids) = parts.add(seg, ids) {
                     lists[seg.index] = Some(self.id_list(py, &ids)?);

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import io
 import random
+import signal
 import string
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -105,6 +107,43 @@ def test_gpt2_whole_text_equal_tiktoken(
     ids = gpt2.encode_ordinary(text)
     assert_ids_equal(ids, gpt2_enc.encode_ordinary(text))
     assert gpt2.decode(ids) == text
+
+
+def test_text_over_16_mb_goes_part_by_part_exactly(
+    data_dir: Path, gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding
+) -> None:
+    # more than 2 x 8 MB: encoded in exact parts (Ctrl-C is honoured between them); the ids
+    # are still tiktoken's for the whole text, special tokens anywhere included
+    text = read_text(data_dir / "corpora" / "english_gutenberg.txt")[:17_500_000]
+    step = len(text) // 7
+    text = EOT.join(text[k : k + step] for k in range(0, len(text), step))
+    want = gpt2_enc.encode(text, allowed_special="all")
+    assert_ids_equal(gpt2.encode(text, allowed_special="all"), want)
+    assert gpt2.encode_to_numpy(text, allowed_special="all").tolist() == want
+    assert_ids_equal(gpt2.encode_ordinary(text), gpt2_enc.encode_ordinary(text))
+
+
+def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:
+    # a KeyboardInterrupt arrives between parts (~0.1 s apart), not after the whole text
+    text = "Hello world, here is some text to encode.\n" * 2_500_000  # 107 MB
+    t0 = time.perf_counter()
+    gpt2.encode_to_numpy(text)
+    whole = time.perf_counter() - t0
+
+    def interrupt() -> None:
+        time.sleep(whole / 10)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
+
+    batch = [text[k : k + 1_000_000] for k in range(0, len(text), 1_000_000)]
+    encodes = [gpt2.encode_ordinary, gpt2.encode_to_numpy]
+    encodes.append(lambda _: gpt2.encode_ordinary_batch(batch, num_threads=2))
+    for encode in encodes:
+        threading.Thread(target=interrupt).start()
+        t0 = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            encode(text)
+            time.sleep(whole)  # (not reached if the encode was interrupted)
+        assert time.perf_counter() - t0 < whole / 2
 
 
 class TooSlow(Exception):
