@@ -383,7 +383,8 @@ def _add_tokenizer_arg(p: argparse.ArgumentParser) -> None:
         help="tokenizer: a bytepair JSON file (from `bytepair train`), a HF tokenizer.json, "
         "a folder with GPT-2 vocab.json + merges.txt (see `bytepair convert`), or the name "
         "of an OpenAI encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, "
-        "o200k_base, o200k_harmony; as bytepair.get_encoding)",
+        "o200k_base, o200k_harmony; as bytepair.get_encoding; a file or folder of that name "
+        "comes first)",
     )
 
 
@@ -1009,6 +1010,14 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
         raise CLIError(
             f"{path}: No such file or directory (the tokenizer, {flag}; or the name of an "
             f"OpenAI encoding: {_encoding_names()})"
+        )
+    if path in bytepair.list_encoding_names():
+        # said, since `-t gpt2` in a folder that holds a gpt2/ (the shared data) reads that
+        kind = "folder" if os.path.isdir(path) else "file"
+        print(
+            f"bytepair: note: {flag} {path} is the {kind} {os.path.abspath(path)}, not the "
+            f"OpenAI encoding (for that, run from another folder)",
+            file=sys.stderr,
         )
     if os.path.isfile(path):
         with open(path, "rb") as f:

@@ -226,3 +226,30 @@ def test_inspect_sidecar_names_the_folder(tok_file: Path, tmp_path: Path, capsys
     assert "the note beside GPT-2 files; load their folder" in one_error_line(
         capsys.readouterr().err
     )
+
+
+@pytest.mark.usefixtures("local_encodings")
+def test_a_local_folder_named_like_an_encoding_comes_first_and_is_said(
+    tok_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    # `-t gpt2` where ./gpt2 exists (the shared data folder has one): the folder is read, and
+    # stderr says so; elsewhere the name is the OpenAI encoding, with no note
+    text = tmp_path / "in.txt"
+    text.write_text("Hello world", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["encode", "-t", "gpt2", str(text)]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["15496", "995"] and "note" not in err
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", str(tok_file), "gpt2", "--to", "gpt2"]) == 0
+    capsys.readouterr()
+    assert main(["encode", "-t", "gpt2", str(text)]) == 0
+    out, err = capsys.readouterr()
+    local = bytepair.load(tok_file).encode("Hello world")
+    assert [int(i) for i in out.split()] == local != [15496, 995]
+    assert err == (
+        f"bytepair: note: -t gpt2 is the folder {tmp_path / 'gpt2'}, not the OpenAI encoding "
+        "(for that, run from another folder)\n"
+    )
