@@ -2,6 +2,7 @@
 //! that users touch (special-token policy, file formats, errors) live in Python.
 
 mod errors;
+mod ints;
 mod tokenizer;
 mod trainer;
 

@@ -7,6 +7,7 @@ use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 
 use super::errors::to_py;
+use super::ints::IntCache;
 use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
@@ -18,7 +19,7 @@ pub struct CoreBPE {
     /// One Python int per id, made on first use: a list of ids is then built by taking
     /// references, not by allocating an int object per token (half the cost of `encode`
     /// on English text was that allocation).
-    ints: OnceLock<Vec<Py<PyAny>>>,
+    ints: OnceLock<IntCache>,
 }
 
 /// Vocabularies up to this many ids get the int cache (a few MB at most).
@@ -81,15 +82,7 @@ impl CoreBPE {
         if n > INT_CACHE_MAX {
             return PyList::new(py, ids);
         }
-        let ints = self.ints.get_or_init(|| {
-            (0..n as Rank)
-                .map(|i| {
-                    let Ok(int) = i.into_pyobject(py);
-                    int.into_any().unbind()
-                })
-                .collect()
-        });
-        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+        self.ints.get_or_init(|| IntCache::new(py, n)).list(py, ids)
     }
 }
 

@@ -17,6 +17,7 @@ import io
 import random
 import signal
 import string
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -144,6 +145,25 @@ def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:
             encode(text)
             time.sleep(whole)  # (not reached if the encode was interrupted)
         assert time.perf_counter() - t0 < whole / 2
+
+
+def test_id_lists_share_pinned_ints(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding) -> None:
+    # lists of ids take the tokenizer's cached ints; on CPython < 3.12 those carry a count of
+    # 2^60 and lists hold them uncounted (src/py/ints.rs): many lists made and freed leave
+    # every id right and its int alive
+    text = "Hello world, 12345 héllo\n" * 50
+    want = gpt2_enc.encode_ordinary(text)
+    first = gpt2.encode_ordinary(text)
+    for _ in range(300):
+        lists = gpt2.encode_ordinary_batch([text] * 20, num_threads=1)
+        assert lists[-1] == want
+        del lists
+    assert first == want and gpt2.encode_ordinary(text) == want
+    ints = gpt2.encode_ordinary(text)
+    assert all(a is b for a, b in zip(ints, first))  # the same objects, cached
+    pinned = sys.implementation.name == "cpython" and sys.version_info < (3, 12)
+    if pinned:
+        assert min(map(sys.getrefcount, ints)) > 2**59
 
 
 class TooSlow(Exception):
