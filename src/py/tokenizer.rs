@@ -263,12 +263,13 @@ impl CoreBPE {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let specials = (!ordinary).then_some(allowed.map(|a| &a.inner));
         let ids = self.encode_checked(py, text, specials)?;
-        let bytes = py.detach(|| {
-            ids.iter()
-                .flat_map(|i| i.to_le_bytes())
-                .collect::<Vec<u8>>()
-        });
-        Ok(PyBytes::new(py, &bytes))
+        // written straight into the bytes object: one copy of the ids, not two
+        PyBytes::new_with(py, ids.len() * 4, |out| {
+            for (slot, id) in out.chunks_exact_mut(4).zip(&ids) {
+                slot.copy_from_slice(&id.to_le_bytes());
+            }
+            Ok(())
+        })
     }
 
     /// Encodes many texts in parallel (rayon), the GIL released. Returns the id lists, or
