@@ -353,7 +353,8 @@ class Tokenizer:
         of the sequences is arbitrary, as there): for a prompt to be completed token by token.
 
         Args:
-            text: any ``str``.
+            text: any ``str``; lone surrogates are encoded like U+FFFD, as in ``encode``
+                (tiktoken's ``encode_with_unstable`` raises ``UnicodeEncodeError`` there).
             allowed_special, disallowed_special: as in ``encode``.
 
         Returns:

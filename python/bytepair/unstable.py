@@ -35,12 +35,12 @@ def encode_with_unstable(
     disallowed_special: DisallowedSpecial,
 ) -> tuple[list[int], list[list[int]]]:
     """See ``Tokenizer.encode_with_unstable``."""
-    from .tokenizer import _clean, _resolve_pattern
+    from .tokenizer import _clean
 
     ids = tok.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
     text = _clean(text)
     allowed, _ = tok._policy(allowed_special, disallowed_special)
-    n = _last_piece_ids(tok, text, allowed, _resolve_pattern(tok._pattern))
+    n = _last_piece_ids(tok, text, allowed)
     specials = set(tok._special_tokens.values())
 
     def all_space(i: int) -> bool:
@@ -53,11 +53,12 @@ def encode_with_unstable(
     unstable = tok.decode_bytes(ids[len(ids) - n :])
     if not unstable:
         return stable, []
-    tokens, token_ids = _sorted_tokens(tok)
+    tokens, token_ids, longest = _sorted_tokens(tok)
     completions: set[tuple[int, ...]] = set()
     for k in _starting_with(tokens, unstable):
         completions.add((token_ids[k],))
-    for i in range(1, len(unstable)):
+    # a token can begin with the suffix only if the suffix is no longer than the longest token
+    for i in range(max(1, len(unstable) - longest), len(unstable)):
         prefix, suffix = unstable[:i], unstable[i:]
         for k in _starting_with(tokens, suffix):
             completions.add(_covering(tok, prefix + tokens[k], len(unstable)))
@@ -70,7 +71,7 @@ def encode_with_unstable(
     return stable, [list(c) for c in completions]
 
 
-def _last_piece_ids(tok: Tokenizer, text: str, allowed: frozenset[str], pattern: str) -> int:
+def _last_piece_ids(tok: Tokenizer, text: str, allowed: frozenset[str]) -> int:
     """How many ids the last pre-token of ``text`` has (0 if it ends in a special token)."""
     start = 0
     if allowed:
@@ -78,20 +79,20 @@ def _last_piece_ids(tok: Tokenizer, text: str, allowed: frozenset[str], pattern:
         names = sorted(allowed, key=len, reverse=True)
         for m in regex.finditer("|".join(map(regex.escape, names)), text):
             start = m.end()
-    last = None
-    for m in regex.finditer(pattern, text[start:]):
-        if m.end() > m.start():
-            last = m.group()
-    return 0 if last is None else len(tok._core.encode_piece(last.encode("utf-8")))
+    # split by the encoder itself: Python's `regex` may know a newer Unicode
+    last = tok._core.last_pretoken(text[start:])
+    return 0 if last is None else len(tok._core.encode_piece(last))
 
 
-def _sorted_tokens(tok: Tokenizer) -> tuple[list[bytes], list[int]]:
-    """The ordinary tokens' bytes in byte order, and their ids (cached on ``tok``)."""
+def _sorted_tokens(tok: Tokenizer) -> tuple[list[bytes], list[int], int]:
+    """The ordinary tokens' bytes in byte order, their ids, and the longest one's length
+    (cached on ``tok``)."""
     cached = tok.__dict__.get("_unstable_tokens")
     if cached is None:
         specials = set(tok._special_tokens.values())
         pairs = sorted((b, i) for i, b in tok._core.tokens() if i not in specials)
-        cached = ([b for b, _ in pairs], [i for _, i in pairs])
+        tokens = [b for b, _ in pairs]
+        cached = (tokens, [i for _, i in pairs], max(map(len, tokens), default=0))
         tok.__dict__["_unstable_tokens"] = cached
     return cached
 

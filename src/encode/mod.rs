@@ -332,6 +332,13 @@ impl Encoder {
         })
     }
 
+    /// The last pre-token of `text` (its special tokens not split out), if any.
+    pub fn last_pretoken<'t>(&self, text: &'t str) -> Result<Option<&'t str>> {
+        let mut last = None;
+        self.pretok.for_each(text, |piece| last = Some(piece))?;
+        Ok(last)
+    }
+
     /// The first special token (of all registered) in `text`, if any.
     pub fn find_special(&self, text: &str) -> Option<&str> {
         self.specials

@@ -440,6 +440,16 @@ impl CoreBPE {
         self.enc.backtracking()
     }
 
+    /// The last pre-token of `text` (special tokens not split out) as UTF-8, or None.
+    fn last_pretoken<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let last = py.detach(|| self.enc.last_pretoken(text)).map_err(to_py)?;
+        Ok(last.map(|piece| PyBytes::new(py, piece.as_bytes())))
+    }
+
     fn encode_piece(&self, piece: &[u8]) -> Vec<Rank> {
         let mut out = Vec::new();
         self.enc.encode_piece(piece, &mut out);

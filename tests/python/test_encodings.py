@@ -594,6 +594,13 @@ UNSTABLE_TEXTS = [
     "a  b",
     "a<|endoftext|>",
     "<|endoftext|> hi",
+    # letters of Unicode 17 (Python's `regex` knows them, the encoders' tables do not: the
+    # last pre-token must be the encoder's own)
+    "a\u0558",
+    "!!\u0558",
+    "hello w\U00010940",
+    # one long pre-token: linear, not quadratic, in its length
+    "中文字" * 20_000,
 ]
 
 
