@@ -890,6 +890,7 @@ def _load_any(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
             f"{path}: No such file or directory (nor the name of an OpenAI encoding: "
             f"{_encoding_names()})"
         )
+    _note_shadowed_encoding(path, path)
     if args.pattern is None and detect(path) == "tiktoken":
         raise CLIError(
             f"{path}: a .tiktoken rank file does not store its pattern; pass --pattern "
@@ -1011,20 +1012,27 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
             f"{path}: No such file or directory (the tokenizer, {flag}; or the name of an "
             f"OpenAI encoding: {_encoding_names()})"
         )
-    if path in bytepair.list_encoding_names():
-        # said, since `-t gpt2` in a folder that holds a gpt2/ (the shared data) reads that
-        kind = "folder" if os.path.isdir(path) else "file"
-        print(
-            f"bytepair: note: {flag} {path} is the {kind} {os.path.abspath(path)}, not the "
-            f"OpenAI encoding (for that, run from another folder)",
-            file=sys.stderr,
-        )
+    _note_shadowed_encoding(path, f"{flag} {path}")
     if os.path.isfile(path):
         with open(path, "rb") as f:
             is_rank_file = tiktoken.looks_like_rank_file(f.read(_HEAD))
         if is_rank_file:  # bytepair.load would ask for pattern=, which no flag here gives
             raise CLIError(f"{path}: {_rank_file_hint(path, flag)}")
     return bytepair.load(path)
+
+
+def _note_shadowed_encoding(path: str, what: str) -> None:
+    """Says on stderr that an existing ``path`` named like an OpenAI encoding is read, not
+    the encoding (``-t gpt2`` in a folder that holds a gpt2/, as the shared data does)."""
+    import bytepair
+
+    if path in bytepair.list_encoding_names():
+        kind = "folder" if os.path.isdir(path) else "file"
+        print(
+            f"bytepair: note: {what} is the {kind} {os.path.abspath(path)}, not the "
+            f"OpenAI encoding (for that, run from another folder)",
+            file=sys.stderr,
+        )
 
 
 def _encoding_names() -> str:

@@ -82,10 +82,12 @@ class CorpusDecodeError(UnicodeDecodeError):
         self.line = line
 
     def __str__(self) -> str:
-        where = f" (line {self.line})" if self.line is not None else ""
+        where = f", line {self.line}" if self.line is not None else ""
+        of = " of the decompressed text" if self.path.endswith(_COMPRESSED_SUFFIXES) else ""
+        byte = f"byte 0x{self.object[0]:02x}" if self.object else "no byte"
         return (
-            f"{self.path}: invalid UTF-8 at byte offset {self.offset}{where}: {self.reason}"
-            + _ERRORS_HINT
+            f"{self.path}: invalid UTF-8 at byte offset {self.offset}{of} ({byte}{where}): "
+            f"{self.reason}" + _ERRORS_HINT
         )
 
     def __reduce__(self):  # type: ignore[no-untyped-def]

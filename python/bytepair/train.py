@@ -390,7 +390,7 @@ def train(
             f"no pre-tokens to train on: all {n_long} were longer than "
             f"max_pretoken_length={max_pretoken_length} bytes and skipped"
         )
-    if len(counts) == 0 and base is None:
+    if len(counts) == 0:
         raise ValueError(
             f"no pre-tokens to train on: {_describe(input)} is empty (no text outside "
             "special tokens), or the pattern matches none of its text"

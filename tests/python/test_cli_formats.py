@@ -253,3 +253,8 @@ def test_a_local_folder_named_like_an_encoding_comes_first_and_is_said(
         f"bytepair: note: -t gpt2 is the folder {tmp_path / 'gpt2'}, not the OpenAI encoding "
         "(for that, run from another folder)\n"
     )
+    # inspect and convert take the same names, and say the same
+    assert main(["inspect", "gpt2"]) == 0
+    out, err = capsys.readouterr()
+    assert "n_vocab 50257" not in out
+    assert err.startswith(f"bytepair: note: gpt2 is the folder {tmp_path / 'gpt2'}, not")

@@ -203,6 +203,10 @@ def test_empty_corpus(tmp_path: Path) -> None:
         )
     with pytest.raises(ValueError):
         bytepair.train_bpe(empty, 1000, [EOT, "<s>"])
+    # continued training too
+    base = bytepair.train(iter(["hello hello"]), 258)
+    with pytest.raises(ValueError, match=f"no pre-tokens to train on: {str(empty)!r} is empty"):
+        bytepair.train(empty, 300, base=base)
     # counting an empty corpus is not an error: the counts are empty
     counts = bytepair.count(empty)
     assert len(counts) == 0 and counts.total() == 0 and counts.items() == []

@@ -380,7 +380,7 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
     cases = [
         (
             ["encode", *t, str(tmp_path / "bad.txt"), str(tmp_path / "bad.txt")],
-            "bad.txt: invalid UTF-8 at byte offset 3: invalid start byte; "
+            "bad.txt: invalid UTF-8 at byte offset 3 (byte 0xff): invalid start byte; "
             "pass --errors replace or --errors skip to read it anyway",
         ),
         (

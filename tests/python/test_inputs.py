@@ -297,9 +297,19 @@ def test_bad_jsonl_lines_name_file_and_line(tmp_path: Path, line: str, message: 
 def test_jsonl_invalid_utf8_names_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"text": "ok"}\n{"text": "b\xffd"}\n')
-    with pytest.raises(CorpusDecodeError, match=r"byte offset 26 \(line 2\)"):
+    with pytest.raises(CorpusDecodeError) as e:
         list(iter_chunks(path))
+    assert str(e.value) == (
+        f"{path}: invalid UTF-8 at byte offset 26 (byte 0xff, line 2): invalid start byte; "
+        "pass errors='replace' or errors='skip' to read it anyway"
+    )
     assert docs_of(iter_chunks(path, errors="replace")) == ["ok", "b\ufffdd"]
+    # compressed: the offset is in the decompressed text, and says so
+    gz = tmp_path / "bad.jsonl.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(CorpusDecodeError) as e:
+        list(iter_chunks(gz))
+    assert "byte offset 26 of the decompressed text (byte 0xff, line 2)" in str(e.value)
 
 
 def test_parquet_column_in_batches(tmp_path: Path) -> None:
