@@ -3,9 +3,12 @@
 //! preset patterns only) right after a `\n` that sits between two non-whitespace
 //! characters, the second not `/` (no preset joins a newline to a following non-space
 //! other than o200k's `[\r\n/]*`, and a lone newline ends the same way at a chunk end as
-//! before a letter). A custom pattern might join anything, so its text is cut only before
-//! special tokens. A cut never falls inside a UTF-8 sequence. Training cuts corpus chunks
-//! here; encoding cuts one long text into parts for several threads.
+//! before a letter). For cl100k and o200k the character before the `\n` may be whitespace
+//! too (`\r\n` line ends): their `\s*[\r\n]+` ends a whitespace run at its last newline,
+//! at a chunk end as before a letter. A custom pattern might join anything, so its text is
+//! cut only before special tokens. A cut never falls inside a UTF-8 sequence. Training cuts
+//! corpus chunks here; encoding cuts one long text into parts for several threads (and to
+//! answer Ctrl-C between them).
 
 use super::{Pretokenizer, SpecialMatcher};
 
@@ -42,7 +45,7 @@ pub fn find_cut(buf: &[u8], min: usize, cuts: &Cuts) -> Option<usize> {
         let p = i + 1;
         if p < buf.len()
             && i > 0
-            && !is_space_before(&buf[..i])
+            && (cuts.after_space || !is_space_before(&buf[..i]))
             && !is_space_or_slash_after(&buf[p..])
         {
             newline_cut = Some(p);
@@ -67,6 +70,8 @@ pub fn find_cut(buf: &[u8], min: usize, cuts: &Cuts) -> Option<usize> {
 pub struct Cuts<'a> {
     specials: Option<&'a SpecialMatcher>,
     at_newlines: bool,
+    /// A newline after whitespace is a cut too (see the module docs).
+    after_space: bool,
 }
 
 impl<'a> Cuts<'a> {
@@ -78,6 +83,7 @@ impl<'a> Cuts<'a> {
         Cuts {
             specials,
             at_newlines: pretok.is_preset() && !special_newline,
+            after_space: pretok.newline_ends_space_runs(),
         }
     }
 }
@@ -128,6 +134,47 @@ mod tests {
                 }
             }
         }
+        out
+    }
+
+    #[test]
+    fn every_cut_splits_exactly_as_the_whole() {
+        // random texts of the characters that decide pre-token ends around newlines (CRLF,
+        // lone CR, spaces, tabs, '/', punctuation, a digit, a non-ASCII letter), cut into
+        // small parts: the parts' pre-tokens are the whole text's, for every preset
+        let alphabet = [
+            "a", "B", " ", "\n", "\r", "\t", "/", ".", "1", "é", "\r\n", "\u{a0}",
+        ];
+        for preset in ["gpt2", "cl100k", "o200k"] {
+            let pretok = Pretokenizer::new(preset).unwrap();
+            let cuts = Cuts::new(&pretok, None);
+            let mut seed = 12345u64;
+            let mut cut_at_crlf = 0;
+            for _ in 0..3000 {
+                let mut text = String::new();
+                for _ in 0..60 {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    text.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
+                }
+                let whole = pieces(&pretok, &text);
+                let mut parts = Vec::new();
+                split_text(&text, &cuts, 8, &mut parts);
+                assert_eq!(parts.concat(), text);
+                let joined: Vec<&str> = parts.iter().flat_map(|p| pieces(&pretok, p)).collect();
+                assert_eq!(joined, whole, "{preset} {text:?} cut as {parts:?}");
+                let cut = &parts[..parts.len() - 1]; // (the last part ends with the text)
+                cut_at_crlf += cut.iter().filter(|p| p.ends_with("\r\n")).count();
+            }
+            // the new cuts are taken where the pattern allows them (and only there)
+            assert_eq!(cut_at_crlf > 0, preset != "gpt2", "{preset}");
+        }
+    }
+
+    fn pieces<'t>(pretok: &Pretokenizer, text: &'t str) -> Vec<&'t str> {
+        let mut out = Vec::new();
+        pretok.for_each(text, |p| out.push(p)).unwrap();
         out
     }
 

@@ -141,6 +141,14 @@ impl Pretokenizer {
         self.preset.is_some()
     }
 
+    /// Whether a whitespace run that holds a newline ends at its last newline whatever
+    /// follows (`\s*[\r\n]+`, cl100k and o200k): then a newline between whitespace and a
+    /// non-space character is a place to cut as well (`\r\n` line ends). GPT-2's
+    /// `\s+(?!\S)` splits such a run one way before a letter and another at the end.
+    pub fn newline_ends_space_runs(&self) -> bool {
+        matches!(self.preset, Some(Preset::Cl100k | Preset::O200k))
+    }
+
     /// Where `text`, a prefix of a longer text still arriving, can be cut so that the
     /// pre-tokens before the cut are final: the same whatever text follows. None for a
     /// custom regex (nothing bounds how far it looks ahead).
