@@ -241,6 +241,19 @@ impl Encoder {
         Ok(out)
     }
 
+    /// `encode_ordinary` (`specials` None) or `encode_with_special` (`Some(allowed)`): the
+    /// `specials` argument of [`Self::split_into_parts`], whose parts this encodes.
+    pub fn encode(
+        &self,
+        text: &str,
+        specials: Option<Option<&AllowedSpecial>>,
+    ) -> Result<Vec<Rank>> {
+        match specials {
+            None => self.encode_ordinary(text),
+            Some(allowed) => self.encode_with_special(text, allowed),
+        }
+    }
+
     /// Encodes the longest prefix of `text` that is final while more text may follow (a
     /// stream): returns its ids and its length in bytes. The rest, to be prepended to the
     /// next chunk, always ends in at least the last pre-token, and in any beginning of a

@@ -61,10 +61,7 @@ impl CoreBPE {
         text: &str,
         specials: Option<Option<&encode::AllowedSpecial>>,
     ) -> PyResult<Vec<Rank>> {
-        let one = |t: &str| match specials {
-            None => self.enc.encode_ordinary(t),
-            Some(allowed) => self.enc.encode_with_special(t, allowed),
-        };
+        let one = |t: &str| self.enc.encode(t, specials);
         if text.len() <= 2 * INTERRUPT_PART {
             return py.detach(|| one(text)).map_err(to_py);
         }
@@ -298,10 +295,7 @@ impl CoreBPE {
         }
         let allowed = allowed.map(|a| &a.inner);
         let specials = (!ordinary).then_some(allowed);
-        let one = |t: &str| match specials {
-            None => self.enc.encode_ordinary(t),
-            Some(allowed) => self.enc.encode_with_special(t, allowed),
-        };
+        let one = |t: &str| self.enc.encode(t, specials);
         let total: usize = texts.iter().map(String::len).sum();
         let threads = pool_size(num_threads);
         // Below this many bytes, waking worker threads costs more than it saves.
