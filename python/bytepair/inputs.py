@@ -170,10 +170,15 @@ def expand_paths(inputs: object) -> list[str] | None:
 
     Raises:
         FileNotFoundError: a path does not exist and is no glob pattern matching a file.
-        TypeError: ``inputs`` is ``bytes``.
+        TypeError: ``inputs`` is ``bytes`` or not iterable.
     """
-    if isinstance(inputs, (bytes, bytearray)):
-        raise TypeError("inputs must be a path, a list of paths or an iterable of str, not bytes")
+    if isinstance(inputs, (bytes, bytearray)) or not (
+        isinstance(inputs, (str, os.PathLike)) or hasattr(inputs, "__iter__")
+    ):
+        raise TypeError(
+            "inputs must be a path, a list of paths or an iterable of str, "
+            f"not {type(inputs).__name__}"
+        )
     if isinstance(inputs, (str, os.PathLike)):
         return _expand_one(inputs, hint="")
     if isinstance(inputs, (list, tuple)) and all(isinstance(p, (str, os.PathLike)) for p in inputs):

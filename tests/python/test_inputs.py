@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bytepair import inputs
+from bytepair import inputs, train
 from bytepair.inputs import CorpusDecodeError, iter_chunks
 
 # compressed formats and parquet, recognised by their first bytes
@@ -88,6 +88,12 @@ def test_non_str_items_and_bytes_are_type_errors() -> None:
         list(iter_chunks(iter(["ok", b"bad"])))
     with pytest.raises(TypeError, match="not bytes"):
         iter_chunks(b"some bytes")
+    # a number is neither a path nor texts: said the same way, by train too
+    message = "inputs must be a path, a list of paths or an iterable of str, not int"
+    with pytest.raises(TypeError, match=message):
+        iter_chunks(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=message):
+        train(5, 300)  # type: ignore[arg-type]
 
 
 def test_bad_errors_value() -> None:
