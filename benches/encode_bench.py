@@ -123,9 +123,14 @@ def build(name: str, data: Path, threads: int) -> tuple[dict[str, Encoder], dict
     try:
         import fastokens
 
-        ft = fastokens.Tokenizer.from_tiktoken(
-            str(ranks_path), pattern=pat, special_tokens=specials
-        )
+        # its presets select its own scanner for the pattern; given as a string, cl100k's
+        # pattern goes through PCRE2 at a quarter of the speed (same ids either way)
+        if name in ("cl100k_base", "o200k_base"):
+            ft = fastokens.Tokenizer.from_tiktoken(str(ranks_path), encoding=name)
+        else:
+            ft = fastokens.Tokenizer.from_tiktoken(
+                str(ranks_path), pattern=pat, special_tokens=specials
+            )
         libs["fastokens"] = {
             "single": lambda t: ft.encode_ordinary(t).ids,
             "batch": lambda lines: [e.ids for e in ft.encode_batch(lines)],
