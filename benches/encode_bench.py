@@ -11,10 +11,13 @@ prose, Python source and a multilingual mix (zh, ja, ru, ar, hi, emoji names):
 Cold, as users meet it: every timed call gets text no library has seen before (the corpus is
 cut into ``repeats + 1`` distinct slices; slice 0 warms every library up, slices 1.. are
 timed, libraries interleaved), so caches of earlier inputs (fastokens and HF keep one across
-calls) help only as far as real text repeats itself. Every library's ids are compared with
-tiktoken's on every timed call; a library that differs is marked and left out of the
-"fastest exact peer". Medians are reported in MB/s (10^6 bytes of UTF-8 per second) with
-bytepair's speedup (peer time / bytepair time: above 1, bytepair is faster).
+calls) help only as far as real text repeats itself. Each library gets its own copy of the
+``str`` objects, so each pays Python's conversion of non-ASCII text to UTF-8 (CPython keeps
+it in the object: without copies the first library called would pay it for all). Every
+library's ids are compared with tiktoken's on every timed call; a library that differs is
+marked and left out of the "fastest exact peer". Medians are reported in MB/s (10^6 bytes
+of UTF-8 per second) with bytepair's speedup (peer time / bytepair time: above 1, bytepair
+is faster).
 
 bpe-openai refuses texts of 1,000,000 characters or 200,000 tokens, and HF tokenizers slows down on
 very long inputs, so both get the text in exact pieces (cut after a "\\n" followed by a
@@ -249,10 +252,11 @@ def run(
     for k, text in enumerate(texts[1:], 1):
         out = {}
         for name, lib in libs.items():
+            own = fresh(text)
             gc.collect()
             gc.disable()
             t0 = time.perf_counter()
-            out[name] = lib[mode](text)
+            out[name] = lib[mode](own)
             dt = time.perf_counter() - t0
             gc.enable()
             speeds[name].append(nbytes[k] / dt / 1e6)
@@ -263,6 +267,15 @@ def run(
                 wrong[name] = f"slice {k}: differs from tiktoken at {unit} {i}"
         log("    " + ", ".join(f"{n} {s[-1]:.1f}" for n, s in speeds.items()) + " MB/s")
     return {k: statistics.median(v) for k, v in speeds.items()}, wrong
+
+
+def fresh(text: Any) -> Any:
+    """A new ``str`` equal to ``text`` (or a list of them): CPython keeps a string's UTF-8 once
+    a library asks for it, so without a copy the first library called would convert every
+    non-ASCII text to UTF-8 for all the others."""
+    if isinstance(text, list):
+        return [fresh(t) for t in text]
+    return (text + "\0")[:-1]
 
 
 # ====================================================================== report
@@ -315,7 +328,10 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
         f"Cold: {args.repeats} timed slices of about {args.mb} MB per corpus (multilingual: "
         f"{', '.join(MULTILINGUAL)}, one part of each file per slice), each new to every "
         "library, after one warm-up slice; median MB/s. Ratios are bytepair's speedup "
-        "(bold below 1). tokendagger did not build on this machine (no wheel for it; its "
+        "(bold below 1). Each library gets its own copy of each `str` (so each pays "
+        "Python's conversion of non-ASCII text to UTF-8). fastokens is built from its "
+        "`cl100k_base` / `o200k_base` presets (its own scanner for them; gpt2 from the "
+        "pattern). tokendagger did not build on this machine (no wheel for it; its "
         "source build failed), so it is not in the run.",
         "",
         "### Single thread (`encode_ordinary` of a whole slice, process pinned to one CPU)",
