@@ -25,3 +25,14 @@ pub type Rank = u32;
 pub type Pair = (Rank, Rank);
 
 pub use error::{Error, Result};
+
+/// A small deterministic random number generator for tests: `rand(n)` is in `0..n`.
+#[cfg(test)]
+pub(crate) fn test_rng(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    }
+}

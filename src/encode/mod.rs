@@ -579,13 +579,7 @@ mod tests {
     #[test]
     fn backtracking_equals_merging() {
         let alphabet = [0x80u8, 0x81, 0x82, 0xE4, 0xB8, b' '];
-        let mut seed = 99u64;
-        let mut next = |m: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % m
-        };
+        let mut next = crate::test_rng(99);
         let (mut used, mut refused) = (0, 0);
         for _ in 0..60 {
             let mut extra: Vec<Vec<u8>> = Vec::new();

@@ -5,6 +5,7 @@ mod classes;
 pub mod cuts;
 mod fast;
 mod special;
+mod windows;
 
 use fancy_regex::Regex;
 
