@@ -3,6 +3,7 @@
 
 mod errors;
 mod ints;
+mod text;
 mod tokenizer;
 mod trainer;
 

@@ -3,11 +3,12 @@
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
 
 use super::errors::to_py;
 use super::ints::IntCache;
+use super::text::utf8;
 use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
@@ -231,8 +232,12 @@ impl CoreBPE {
         Self::build(py, specs, special_tokens, pattern).map(Some)
     }
 
-    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.encode_checked(py, text, None)?;
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = self.encode_checked(py, &utf8(text)?, None)?;
         self.id_list(py, &ids)
     }
 
@@ -241,10 +246,10 @@ impl CoreBPE {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: Option<&AllowedSpecial>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.encode_checked(py, text, Some(allowed.map(|a| &a.inner)))?;
+        let ids = self.encode_checked(py, &utf8(text)?, Some(allowed.map(|a| &a.inner)))?;
         self.id_list(py, &ids)
     }
 
@@ -254,12 +259,12 @@ impl CoreBPE {
     fn encode_to_bytes<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: Option<&AllowedSpecial>,
         ordinary: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let specials = (!ordinary).then_some(allowed.map(|a| &a.inner));
-        let ids = self.encode_checked(py, text, specials)?;
+        let ids = self.encode_checked(py, &utf8(text)?, specials)?;
         // written straight into the bytes object: one copy of the ids, not two
         PyBytes::new_with(py, ids.len() * 4, |out| {
             for (slot, id) in out.chunks_exact_mut(4).zip(&ids) {

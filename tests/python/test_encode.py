@@ -60,6 +60,16 @@ def gpt2_enc(data_dir: Path) -> tiktoken.Encoding:
     return oracles.tiktoken_encoding(data_dir, "r50k_base")
 
 
+@pytest.fixture(scope="module")
+def cl100k(data_dir: Path) -> bytepair.Encoding:
+    return bytepair.get_encoding("cl100k_base", path=data_dir / "tiktoken" / "cl100k_base.tiktoken")
+
+
+@pytest.fixture(scope="module")
+def cl100k_enc(data_dir: Path) -> tiktoken.Encoding:
+    return oracles.tiktoken_encoding(data_dir, "cl100k_base")
+
+
 def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
@@ -327,6 +337,10 @@ def test_empty_string(gpt2: bytepair.Tokenizer) -> None:
         ("\ude00\ud83d", "\ufffd\ufffd"),  # wrong order: two lone surrogates
         ("\ud83d\ud83d\ude00", "\ufffd😀"),
         (" \ud800 \ud800\n", " \ufffd \ufffd\n"),
+        # with a character beyond U+FFFF the string is stored four bytes per character
+        ("😀\ud83d\ude00", "😀😀"),
+        ("\ud83d😀\ude00x", "\ufffd😀\ufffdx"),
+        ("a😀\udbff\udfff", "a😀\U0010ffff"),
     ],
 )
 def test_surrogates(
@@ -337,6 +351,7 @@ def test_surrogates(
     assert gpt2.encode(text) == expected
     assert gpt2_enc.encode(text) == expected  # tiktoken's own rule
     assert gpt2.encode_ordinary(text) == expected
+    assert gpt2.encode_to_numpy(text).tolist() == expected
     assert gpt2.encode(text, allowed_special="all") == expected
     assert gpt2.encode_batch([text, "a"]) == [expected, [64]]
     assert gpt2.encode_batch([text], num_threads=1, allowed_special="all") == [expected]
@@ -353,6 +368,27 @@ def test_surrogates_property(
     expected = gpt2_enc.encode(text, disallowed_special=())
     assert gpt2.encode(text, disallowed_special=()) == expected
     assert gpt2.encode_ordinary_batch([text]) == [expected]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a", " ", "\n", "é", "ÿ", "\x85", "中", "’", "😀", "\ud83d", "\ude00"])
+    ),
+    st.booleans(),
+)
+def test_every_kind_of_str(
+    cl100k: bytepair.Encoding, cl100k_enc: tiktoken.Encoding, parts: list[str], held: bool
+) -> None:
+    # CPython stores a str as ASCII, one, two or four bytes per character; the core reads
+    # each form itself (src/py/text.rs), or borrows the UTF-8 CPython already holds (made
+    # here by a first encode, whose check for special tokens asks CPython for it)
+    text = "".join(parts)
+    expected = cl100k_enc.encode(text)  # (tiktoken fixes surrogates first)
+    if held:
+        assert cl100k.encode(text) == expected
+    assert cl100k.encode_ordinary(text) == expected
+    assert cl100k.encode_to_numpy(text).tolist() == expected
+    assert cl100k.encode(text, allowed_special="all") == expected
 
 
 _rng = random.Random(20240510)
