@@ -2,7 +2,7 @@
 
 from collections.abc import Callable, Sequence
 from os import PathLike
-from typing import final
+from typing import final, overload
 
 __all__ = [
     "AllowedSpecial",
@@ -40,7 +40,10 @@ class CoreBPE:
     def from_rank_file(
         data: bytes, special_tokens: Sequence[tuple[str, int]], pattern: str
     ) -> CoreBPE | None: ...
+    @overload
     def encode_ordinary(self, text: str) -> list[int]: ...
+    @overload
+    def encode_ordinary(self, text: str, refuse_special: bool) -> list[int] | str: ...
     def encode(self, text: str, allowed: AllowedSpecial | None = None) -> list[int]: ...
     def encode_batch(
         self,
@@ -51,13 +54,16 @@ class CoreBPE:
         disallowed: AllowedSpecial | None = None,
     ) -> tuple[list[list[int]], str | None]: ...
     def encode_to_bytes(
-        self, text: str, allowed: AllowedSpecial | None = None, ordinary: bool = False
-    ) -> bytes: ...
+        self,
+        text: str,
+        allowed: AllowedSpecial | None = None,
+        ordinary: bool = False,
+        refuse_special: bool = False,
+    ) -> bytes | str: ...
     def encode_stream_prefix(
         self, text: str, mode: str, allowed: AllowedSpecial | None = None
     ) -> tuple[list[int], str]: ...
     def allowed_special(self, tokens: Sequence[str]) -> AllowedSpecial: ...
-    def find_special(self, text: str) -> str | None: ...
     def decode_bytes(self, ids: Sequence[int]) -> bytes: ...
     def decode_batch(
         self, batch: Sequence[Sequence[int]], num_threads: int | None = None

@@ -381,10 +381,10 @@ class Tokenizer:
             # the two common policies, without building sets (a short text is encoded in
             # less time than `_policy` takes)
             if not allowed_special:
-                found = self._core.find_special(text) if self._special_tokens else None
-                if found is not None:
-                    raise _disallowed_error(found)
-                return self._core.encode_ordinary(text)
+                ids = self._core.encode_ordinary(text, bool(self._special_tokens))
+                if isinstance(ids, str):
+                    raise _disallowed_error(ids)
+                return ids
         elif allowed_special == "all" and disallowed_special == "all":
             return self._core.encode(text, None)
         matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
@@ -428,13 +428,20 @@ class Tokenizer:
         """
         import numpy as np
 
-        try:
-            matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
-            buf = self._core.encode_to_bytes(text, matcher, ordinary)
-        except UnicodeEncodeError:
-            text = _fix_surrogates(text)
-            matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
-            buf = self._core.encode_to_bytes(text, matcher, ordinary)
+        if disallowed_special == "all" and type(allowed_special) in _SETS and not allowed_special:
+            # the default policy: the core looks for special tokens in the same pass over
+            # the text's UTF-8 (src/py/text.rs makes it; surrogates as tiktoken)
+            buf = self._core.encode_to_bytes(text, None, True, bool(self._special_tokens))
+            if isinstance(buf, str):
+                raise _disallowed_error(buf)
+        else:
+            try:
+                matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
+                buf = self._core.encode_to_bytes(text, matcher, ordinary)
+            except UnicodeEncodeError:
+                text = _fix_surrogates(text)
+                matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
+                buf = self._core.encode_to_bytes(text, matcher, ordinary)
         return np.frombuffer(buf, dtype=np.dtype("<u4"))
 
     def _policy(

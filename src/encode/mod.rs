@@ -227,17 +227,8 @@ impl Encoder {
         text: &str,
         allowed: Option<&AllowedSpecial>,
     ) -> Result<Vec<Rank>> {
-        let (matcher, ids) = match allowed {
-            None => (&self.specials, &self.special_ids),
-            Some(a) => (&a.matcher, &a.ids),
-        };
         let mut out = Vec::with_capacity(text.len() / 4);
-        for span in matcher.split(text) {
-            match span {
-                Span::Text(t) => self.encode_ordinary_into(t, &mut out)?,
-                Span::Special(i) => out.push(ids[i]),
-            }
-        }
+        self.encode_into(text, Some(allowed), &mut out)?;
         Ok(out)
     }
 
@@ -252,6 +243,29 @@ impl Encoder {
             None => self.encode_ordinary(text),
             Some(allowed) => self.encode_with_special(text, allowed),
         }
+    }
+
+    /// [`Self::encode`], appending the ids to `out`.
+    pub fn encode_into(
+        &self,
+        text: &str,
+        specials: Option<Option<&AllowedSpecial>>,
+        out: &mut Vec<Rank>,
+    ) -> Result<()> {
+        let Some(allowed) = specials else {
+            return self.encode_ordinary_into(text, out);
+        };
+        let (matcher, ids) = match allowed {
+            None => (&self.specials, &self.special_ids),
+            Some(a) => (&a.matcher, &a.ids),
+        };
+        for span in matcher.split(text) {
+            match span {
+                Span::Text(t) => self.encode_ordinary_into(t, out)?,
+                Span::Special(i) => out.push(ids[i]),
+            }
+        }
+        Ok(())
     }
 
     /// Encodes the longest prefix of `text` that is final while more text may follow (a

@@ -70,9 +70,21 @@ impl CoreBPE {
         let mut ids = Vec::with_capacity(text.len() / 4);
         for part in parts {
             py.check_signals()?;
-            ids.extend(py.detach(|| one(part)).map_err(to_py)?);
+            py.detach(|| self.enc.encode_into(part, specials, &mut ids))
+                .map_err(to_py)?;
         }
         Ok(ids)
+    }
+
+    /// The first special token in `text`, if `refuse` and there is one.
+    fn refused<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        refuse: bool,
+    ) -> Option<Bound<'py, PyString>> {
+        let found = refuse.then(|| py.detach(|| self.enc.find_special(text)))??;
+        Some(PyString::new(py, found))
     }
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
@@ -232,13 +244,21 @@ impl CoreBPE {
         Self::build(py, specs, special_tokens, pattern).map(Some)
     }
 
+    /// `refuse_special`: the first special token in the text, if any, is returned instead
+    /// of the ids (one pass over the text for tiktoken's default `disallowed_special`).
+    #[pyo3(signature = (text, refuse_special=false))]
     fn encode_ordinary<'py>(
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyString>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.encode_checked(py, &utf8(text)?, None)?;
-        self.id_list(py, &ids)
+        refuse_special: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let text = utf8(text)?;
+        if let Some(found) = self.refused(py, &text, refuse_special) {
+            return Ok(found.into_any());
+        }
+        let ids = self.encode_checked(py, &text, None)?;
+        Ok(self.id_list(py, &ids)?.into_any())
     }
 
     /// Encodes with the allowed special tokens mapped to their ids (None: all of them).
@@ -255,23 +275,29 @@ impl CoreBPE {
 
     /// The ids of `encode` / `encode_ordinary` as little-endian uint32 bytes, for numpy:
     /// no Python int is made per token.
-    #[pyo3(signature = (text, allowed=None, ordinary=false))]
+    #[pyo3(signature = (text, allowed=None, ordinary=false, refuse_special=false))]
     fn encode_to_bytes<'py>(
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyString>,
         allowed: Option<&AllowedSpecial>,
         ordinary: bool,
-    ) -> PyResult<Bound<'py, PyBytes>> {
+        refuse_special: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let text = utf8(text)?;
+        if let Some(found) = self.refused(py, &text, refuse_special) {
+            return Ok(found.into_any());
+        }
         let specials = (!ordinary).then_some(allowed.map(|a| &a.inner));
-        let ids = self.encode_checked(py, &utf8(text)?, specials)?;
+        let ids = self.encode_checked(py, &text, specials)?;
         // written straight into the bytes object: one copy of the ids, not two
-        PyBytes::new_with(py, ids.len() * 4, |out| {
+        let bytes = PyBytes::new_with(py, ids.len() * 4, |out| {
             for (slot, id) in out.chunks_exact_mut(4).zip(&ids) {
                 slot.copy_from_slice(&id.to_le_bytes());
             }
             Ok(())
-        })
+        })?;
+        Ok(bytes.into_any())
     }
 
     /// Encodes many texts in parallel (rayon), the GIL released. Returns the id lists, or
@@ -375,11 +401,6 @@ impl CoreBPE {
         Ok(AllowedSpecial {
             inner: self.enc.allowed_special(&tokens).map_err(to_py)?,
         })
-    }
-
-    /// The first special token (of all registered) in text, or None.
-    fn find_special(&self, py: Python<'_>, text: &str) -> Option<String> {
-        py.detach(|| self.enc.find_special(text).map(str::to_string))
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
