@@ -1,5 +1,6 @@
 //! `CoreBPE`: the compiled encoder behind `bytepair.Tokenizer`.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
@@ -127,7 +128,7 @@ struct Segment<'t> {
 /// Groups `texts` into jobs of about `target` bytes or more, in order: runs of whole texts,
 /// and each text longer than `target` cut by `split` into parts of its own.
 fn batch_jobs<'t>(
-    texts: &'t [String],
+    texts: &'t [Cow<'_, str>],
     target: usize,
     split: impl Fn(&'t str) -> Vec<&'t str>,
 ) -> Vec<Vec<Segment<'t>>> {
@@ -138,7 +139,7 @@ fn batch_jobs<'t>(
         let pieces = if text.len() > target {
             split(text)
         } else {
-            vec![text.as_str()]
+            vec![&**text]
         };
         let of = pieces.len();
         for (part, text) in pieces.into_iter().enumerate() {
@@ -306,12 +307,14 @@ impl CoreBPE {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<Bound<'py, PyString>>,
         allowed: Option<&AllowedSpecial>,
         ordinary: bool,
         num_threads: Option<usize>,
         disallowed: Option<&AllowedSpecial>,
     ) -> PyResult<(Vec<Bound<'py, PyList>>, Option<String>)> {
+        // (ASCII texts borrowed, not copied: src/py/text.rs)
+        let texts = texts.iter().map(utf8).collect::<PyResult<Vec<_>>>()?;
         if let Some(d) = disallowed {
             let found = py.detach(|| {
                 run_in_pool(num_threads, || {
@@ -327,7 +330,7 @@ impl CoreBPE {
         let allowed = allowed.map(|a| &a.inner);
         let specials = (!ordinary).then_some(allowed);
         let one = |t: &str| self.enc.encode(t, specials);
-        let total: usize = texts.iter().map(String::len).sum();
+        let total: usize = texts.iter().map(|t| t.len()).sum();
         let threads = pool_size(num_threads);
         // Below this many bytes, waking worker threads costs more than it saves.
         if total < 1 << 15 || threads == 1 {
