@@ -377,15 +377,14 @@ class Tokenizer:
     def _encode(
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> list[int]:
-        if disallowed_special == "all" and type(allowed_special) in _SETS:
-            # the two common policies, without building sets (a short text is encoded in
-            # less time than `_policy` takes)
-            if not allowed_special:
-                ids = self._core.encode_ordinary(text, bool(self._special_tokens))
-                if isinstance(ids, str):
-                    raise _disallowed_error(ids)
-                return ids
-        elif allowed_special == "all" and disallowed_special == "all":
+        # the two common policies, without building sets (a short text is encoded in less
+        # time than `_policy` takes)
+        if _default_policy(allowed_special, disallowed_special):
+            ids = self._core.encode_ordinary(text, bool(self._special_tokens))
+            if isinstance(ids, str):
+                raise _disallowed_error(ids)
+            return ids
+        if allowed_special == "all" and disallowed_special == "all":
             return self._core.encode(text, None)
         matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
         if ordinary:
@@ -428,9 +427,9 @@ class Tokenizer:
         """
         import numpy as np
 
-        if disallowed_special == "all" and type(allowed_special) in _SETS and not allowed_special:
-            # the default policy: the core looks for special tokens in the same pass over
-            # the text's UTF-8 (src/py/text.rs makes it; surrogates as tiktoken)
+        if _default_policy(allowed_special, disallowed_special):
+            # the core looks for special tokens in the same pass over the text's UTF-8
+            # (src/py/text.rs makes it; surrogates as tiktoken)
             buf = self._core.encode_to_bytes(text, None, True, bool(self._special_tokens))
             if isinstance(buf, str):
                 raise _disallowed_error(buf)
@@ -944,6 +943,11 @@ def _check_id(i: object) -> int:
 
 
 _SETS = (frozenset, set)
+
+
+def _default_policy(allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial) -> bool:
+    """Whether the policy is tiktoken's default: every special token disallowed, none allowed."""
+    return disallowed_special == "all" and type(allowed_special) in _SETS and not allowed_special
 
 
 def _disallowed_error(token: str) -> ValueError:

@@ -22,7 +22,7 @@ pub enum Preset {
 /// has AVX2 (`windows.rs`, which comes back here for what it cannot decide).
 pub fn for_each<'t>(preset: Preset, text: &'t str, f: impl FnMut(&'t str)) {
     let cls = Classes::get();
-    if windows_available() {
+    if super::windows::available() {
         match preset {
             Preset::O200k => {
                 let scalar = |t: &str, i| one(t, i, cls, next_o200k);
@@ -51,12 +51,6 @@ pub fn for_each_scalar<'t>(preset: Preset, text: &'t str, mut f: impl FnMut(&'t 
         f(&text[i..end]);
         i = end;
     }
-}
-
-/// Whether the window scanner runs on this CPU (checked once).
-fn windows_available() -> bool {
-    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(super::windows::available)
 }
 
 /// The end of the pre-token at `i` by `next`. Every branch of a scanner consumes at least

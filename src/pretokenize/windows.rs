@@ -51,7 +51,7 @@ struct Masks {
     x90_a7: u64,
 }
 
-/// Whether this CPU can run the window scanner.
+/// Whether this CPU can run the window scanner (std caches the answer).
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
