@@ -1,14 +1,16 @@
 //! A per-thread cache of pre-token -> ids, fixed size and allocation-free.
 //!
 //! Text repeats its words (Zipf's law), so most pre-tokens were seen a moment ago. A piece
-//! hashes to one 64-byte line. Short pieces of few ids (most words) share a line two by two:
-//! way 0 keeps the piece hit last, a newcomer takes way 1, so the stream of words seen once
-//! that makes most misses cannot push out a frequent word (o200k on 45 MB of English: 444k
-//! -> 221k misses, +7-13% speed). Longer pieces, and short ones of many ids (a run of
-//! Chinese), have a line each in a second table. A hit costs one hash and one or two cache
-//! lines, less than the vocabulary's hash map (whose keys live behind a pointer) and far less
-//! than merging; a miss costs the same plus a slot write, and never an allocation, so text
-//! that does not repeat loses almost nothing. Each thread has its own tables (6 MiB), so no
+//! hashes to one 64-byte line. Short pieces of few ids (most words) share a line two by two,
+//! keyed by their bytes packed into two words (`key.rs`: one multiply to hash, two compares;
+//! hashing and comparing byte by byte was a third of a hit): way 0 keeps the piece hit last,
+//! a newcomer takes way 1, so the stream of words seen once that makes most misses cannot
+//! push out a frequent word (o200k on 45 MB of English: 444k -> 221k misses, +7-13% speed).
+//! Longer pieces, and short ones of many ids (a run of Chinese), have a line each in a second
+//! table. A hit costs one hash and one or two cache lines, less than the vocabulary's hash
+//! map (whose keys live behind a pointer) and far less than merging; a miss costs the same
+//! plus a slot write, and never an allocation, so text that does not repeat loses almost
+//! nothing. Each thread has its own tables (6 MiB), so no
 //! locks are taken and an `Encoder` stays shareable between threads.
 
 use std::cell::RefCell;
@@ -17,11 +19,13 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 use thread_local::ThreadLocal;
 
+use super::key::{self, Key};
 use crate::Rank;
 
 /// Short pieces (most words): two slots of up to `SHORT_KEY` bytes and `SHORT_IDS` ids share
-/// a 64-byte line, 2^`SHORT_BITS` lines.
-const SHORT_KEY: usize = 18;
+/// a 64-byte line, 2^`SHORT_BITS` lines. A short piece is its bytes and length packed into
+/// two words, so hashing and comparing it is a few instructions, not a loop over its bytes.
+const SHORT_KEY: usize = key::MAX;
 const SHORT_IDS: usize = 3;
 const SHORT_BITS: u32 = 16;
 /// Longer pieces, or short ones of more ids (a run of Chinese): one slot of up to `LONG_KEY`
@@ -29,6 +33,56 @@ const SHORT_BITS: u32 = 16;
 const LONG_KEY: usize = 30;
 const LONG_IDS: usize = 8;
 const LONG_BITS: u32 = 15;
+
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Short {
+    key: Key,
+    n_ids: u32,
+    ids: [Rank; SHORT_IDS],
+}
+
+impl Short {
+    const EMPTY: Self = Self {
+        key: [0; 2],
+        n_ids: 0,
+        ids: [0; SHORT_IDS],
+    };
+
+    /// `ids.len() <= SHORT_IDS`.
+    #[inline(always)]
+    fn new(key: Key, ids: &[Rank]) -> Self {
+        let mut slot = Self::EMPTY;
+        slot.key = key;
+        slot.n_ids = ids.len() as u32;
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        slot
+    }
+
+    #[inline(always)]
+    fn get(&self, key: Key, out: &mut Vec<Rank>) -> bool {
+        if self.key != key {
+            return false;
+        }
+        copy_ids(&self.ids, self.n_ids as usize, out);
+        true
+    }
+}
+
+/// Appends `ids[..n]` to `out`.
+#[inline(always)]
+fn copy_ids<const I: usize>(ids: &[Rank; I], n: usize, out: &mut Vec<Rank>) {
+    if out.capacity() - out.len() >= I {
+        // copy all I ids, then drop the unused: a fixed-size copy is a few moves, a
+        // variable-size one a call to memmove
+        let end = out.len() + n;
+        out.extend_from_slice(ids);
+        out.truncate(end);
+    } else {
+        // (not at the cost of growing the output of a short text)
+        out.extend_from_slice(&ids[..n]);
+    }
+}
 
 #[derive(Clone, Copy)]
 #[repr(C)]
@@ -40,7 +94,6 @@ struct Slot<const K: usize, const I: usize> {
     ids: [Rank; I],
 }
 
-type Short = Slot<SHORT_KEY, SHORT_IDS>;
 type Long = Slot<LONG_KEY, LONG_IDS>;
 
 /// Two short slots in one cache line: way 0 holds the piece hit last, way 1 the newcomer.
@@ -69,17 +122,7 @@ impl<const K: usize, const I: usize> Slot<K, I> {
         if self.key_len as usize != piece.len() || !same(piece, &self.key) {
             return false;
         }
-        let n = self.n_ids as usize;
-        if out.capacity() - out.len() >= I {
-            // copy all I ids, then drop the unused: a fixed-size copy is a few moves, a
-            // variable-size one a call to memmove
-            let end = out.len() + n;
-            out.extend_from_slice(&self.ids);
-            out.truncate(end);
-        } else {
-            // (not at the cost of growing the output of a short text)
-            out.extend_from_slice(&self.ids[..n]);
-        }
+        copy_ids(&self.ids, self.n_ids as usize, out);
         true
     }
 
@@ -126,46 +169,50 @@ pub struct Table<'a> {
 
 impl Table<'_> {
     /// Appends the ids of `piece` to `out`: from the table, or from `encode` (then kept).
+    /// `room`: the bytes readable from the start of `piece` (it lies inside a longer text).
     #[inline]
     pub fn encode(
         &mut self,
         piece: &[u8],
+        room: usize,
         out: &mut Vec<Rank>,
         encode: impl FnOnce(&[u8], &mut Vec<Rank>),
     ) {
         let len = piece.len();
-        if len > LONG_KEY {
+        let (key, hash) = if len <= SHORT_KEY {
+            let key = key::pack(piece, room);
+            (Some(key), key::hash(key))
+        } else if len <= LONG_KEY {
+            let mut h = FxHasher::default();
+            h.write(piece);
+            (None, h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        } else {
             return encode(piece, out);
-        }
-        let mut h = FxHasher::default();
-        h.write(piece);
-        // the high bits of a multiplicative hash are the well-mixed ones
-        let hash = h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        };
         let set = &mut self.tables.short[(hash >> (64 - SHORT_BITS)) as usize].0;
-        let long = &mut self.tables.long[(hash >> (64 - LONG_BITS)) as usize].0;
-        let short = len <= SHORT_KEY;
-        if short {
-            if set[0].get(piece, out) {
+        if let Some(key) = key {
+            if set[0].get(key, out) {
                 return;
             }
-            if set[1].get(piece, out) {
+            if set[1].get(key, out) {
                 set.swap(0, 1);
                 return;
             }
         }
         // (a short piece of many ids lives in the long table too)
+        let long = &mut self.tables.long[(hash >> (64 - LONG_BITS)) as usize].0;
         if long.get(piece, out) {
             return;
         }
         let start = out.len();
         encode(piece, out);
         let ids = &out[start..];
-        if short && ids.len() <= SHORT_IDS {
+        match key {
             // a newcomer replaces way 1 only: the piece hit last stays until another is hit
             // twice, so a stream of words seen once cannot flush a frequent one
-            set[1].set(piece, ids);
-        } else if ids.len() <= LONG_IDS {
-            long.set(piece, ids);
+            Some(key) if ids.len() <= SHORT_IDS => set[1] = Short::new(key, ids),
+            _ if ids.len() <= LONG_IDS => long.set(piece, ids),
+            _ => {}
         }
     }
 }
@@ -241,7 +288,12 @@ mod tests {
             for round in 0..2 {
                 for p in &pieces {
                     let (mut got, mut want) = (Vec::new(), Vec::new());
-                    table.encode(p, &mut got, fake_encode);
+                    // the piece alone, or inside a longer text whose next bytes are read
+                    // with it (and must not count)
+                    let mut text = p.clone();
+                    text.extend_from_slice(b"abcdabcdabcdabcd");
+                    let room = if round == 0 { p.len() } else { text.len() };
+                    table.encode(&text[..p.len()], room, &mut got, fake_encode);
                     fake_encode(p, &mut want);
                     assert_eq!(
                         got,
@@ -258,7 +310,7 @@ mod tests {
             s.spawn(|| {
                 copy.with(|table| {
                     let mut got = Vec::new();
-                    table.encode(b"abc", &mut got, fake_encode);
+                    table.encode(b"abc", 3, &mut got, fake_encode);
                     assert_eq!(got, [97 + 98 + 99 + 3000]);
                 })
             });

@@ -10,6 +10,7 @@
 
 mod backtrack;
 mod cache;
+mod key;
 mod lookup;
 mod merge;
 pub mod rank_file;
@@ -212,9 +213,11 @@ impl Encoder {
     }
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
+        let end = text.as_bytes().as_ptr_range().end as usize;
         self.cache.with(|cache| {
             self.pretok.for_each(text, |piece| {
-                cache.encode(piece.as_bytes(), out, |p, o| self.encode_piece(p, o))
+                let room = end - piece.as_ptr() as usize;
+                cache.encode(piece.as_bytes(), room, out, |p, o| self.encode_piece(p, o))
             })
         })
     }
@@ -318,7 +321,10 @@ impl Encoder {
             self.cache.with(|cache| {
                 self.pretok.for_each(tail, |piece| {
                     if piece.as_ptr() as usize - base < tail_cut {
-                        cache.encode(piece.as_bytes(), &mut out, |p, o| self.encode_piece(p, o));
+                        let room = piece.len(); // (no need to read past it here)
+                        cache.encode(piece.as_bytes(), room, &mut out, |p, o| {
+                            self.encode_piece(p, o)
+                        });
                     }
                 })
             })?;
