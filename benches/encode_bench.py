@@ -314,7 +314,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
         {
             f"{r['encoding']} {r['corpus']} {m}: {lib} {why}"
             for r in results
-            for m in ("single", "batch")
+            for m in ("single", "call", "batch")
             for lib, why in r[f"{m}_wrong"].items()
         }
     )
@@ -337,6 +337,14 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
         "### Single thread (`encode_ordinary` of a whole slice, process pinned to one CPU)",
         "",
         table(results, "single", libs),
+        "",
+        "### One call on every CPU (`encode_ordinary` of a whole slice, not pinned)",
+        "",
+        "What a user gets from one call on a long text: fastokens and bytepair cut a text of "
+        "64-128 KB or more into parts encoded on every CPU; tiktoken, bpe-openai and HF "
+        "encode one text on one thread.",
+        "",
+        table(results, "call", libs),
         "",
         f"### Batch (`encode_ordinary_batch` of a slice's lines, {args.threads} threads)",
         "",
@@ -431,6 +439,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 single, single_wrong = run(libs, "single", texts, nbytes, log)
             finally:
                 os.sched_setaffinity(0, all_cpus)
+            log(f"{name} / {corpus}: one call, every CPU")
+            call, call_wrong = run(libs, "single", texts, nbytes, log)
             log(f"{name} / {corpus}: batch")
             batch, batch_wrong = run(libs, "batch", lines, nbytes, log)
             results.append(
@@ -439,6 +449,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "corpus": corpus,
                     "single": single,
                     "single_wrong": single_wrong,
+                    "call": call,
+                    "call_wrong": call_wrong,
                     "batch": batch,
                     "batch_wrong": batch_wrong,
                 }

@@ -31,6 +31,10 @@ const INT_CACHE_MAX: usize = 1 << 21;
 /// pending Ctrl-C is acted on between parts (~0.1 s apart) instead of after the whole text.
 const INTERRUPT_PART: usize = 1 << 23;
 
+/// A text of at least this many bytes is encoded on every core (see `encode_checked`): a
+/// millisecond or more of work on one, against tens of microseconds to wake the others.
+const PARALLEL_MIN: usize = 1 << 17;
+
 impl CoreBPE {
     /// Builds the encoder with the GIL released.
     fn build(
@@ -55,8 +59,11 @@ impl CoreBPE {
 
     /// The ids of `text`, the GIL released: ordinary (`specials` None) or with the given
     /// special tokens (`Some(None)`: all of them), as `Encoder::split_into_parts` reads it.
-    /// A long text goes part by part (exact cuts), with Python's signal handlers run between
-    /// parts, so Ctrl-C interrupts a minute-long encode within a fraction of a second.
+    /// A text of `PARALLEL_MIN` bytes or more is as much work as a batch: it is cut into
+    /// parts (exact cuts) encoded on every core the process may use, by `encode_batch`'s
+    /// pool (a process pinned to one core encodes on this thread). A long text goes in rounds
+    /// of parts with Python's signal handlers run between them, so Ctrl-C interrupts a
+    /// minute-long encode within a fraction of a second.
     fn encode_checked(
         &self,
         py: Python<'_>,
@@ -64,15 +71,35 @@ impl CoreBPE {
         specials: Option<Option<&encode::AllowedSpecial>>,
     ) -> PyResult<Vec<Rank>> {
         let one = |t: &str| self.enc.encode(t, specials);
-        if text.len() <= 2 * INTERRUPT_PART {
+        let threads = pool_size(None);
+        let parallel = threads > 1 && text.len() >= PARALLEL_MIN;
+        if !parallel && text.len() <= 2 * INTERRUPT_PART {
             return py.detach(|| one(text)).map_err(to_py);
         }
-        let parts = py.detach(|| self.enc.split_into_parts(text, specials, INTERRUPT_PART));
         let mut ids = Vec::with_capacity(text.len() / 4);
-        for part in parts {
+        if !parallel {
+            let parts = py.detach(|| self.enc.split_into_parts(text, specials, INTERRUPT_PART));
+            for part in parts {
+                py.check_signals()?;
+                py.detach(|| self.enc.encode_into(part, specials, &mut ids))
+                    .map_err(to_py)?;
+            }
+            return Ok(ids);
+        }
+        // about four parts per thread, so that a part slower than the others (a run of
+        // Chinese in English text) leaves no long tail
+        let target = (text.len() / (4 * threads)).clamp(PARALLEL_MIN / 4, INTERRUPT_PART);
+        let parts = py.detach(|| self.enc.split_into_parts(text, specials, target));
+        for round in parts.chunks((threads * INTERRUPT_PART / target).max(1)) {
             py.check_signals()?;
-            py.detach(|| self.enc.encode_into(part, specials, &mut ids))
-                .map_err(to_py)?;
+            let got = py.detach(|| {
+                run_in_pool(None, || {
+                    round.par_iter().map(|p| one(p)).collect::<Vec<_>>()
+                })
+            })?;
+            for part in got {
+                ids.extend_from_slice(&part.map_err(to_py)?);
+            }
         }
         Ok(ids)
     }

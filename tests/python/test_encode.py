@@ -14,6 +14,7 @@ files. Every other shared corpus file is covered in full, every line.
 from __future__ import annotations
 
 import io
+import os
 import random
 import signal
 import string
@@ -571,6 +572,41 @@ def test_encode_batch_of_long_texts_cut_into_parts(
     )
     got = tok.encode_ordinary_batch(texts, num_threads=threads)
     assert_all_equal(got, [enc.encode_ordinary(t) for t in texts], texts)
+
+
+@settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    max_examples=max(5, settings.default.max_examples // 10),
+)
+@given(
+    st.lists(st.one_of(stream_text, stream_text.map(lambda t: t + NL_SPECIAL)), max_size=3),
+    st.integers(140_000, 600_000),
+    st.booleans(),
+)
+def test_one_long_text_on_every_core(
+    gpt2_nl_special: tuple[bytepair.Tokenizer, tiktoken.Encoding],
+    units: list[str],
+    size: int,
+    one_core: bool,
+) -> None:
+    # a text of 128 KB or more is cut into parts encoded on all cores (one, if the process
+    # is pinned to one): the ids are tiktoken's for the whole text either way
+    tok, enc = gpt2_nl_special
+    unit = "".join(units) + "a\nb"
+    text = unit * (size // len(unit) + 1)
+    cores = os.sched_getaffinity(0)
+    if one_core:
+        os.sched_setaffinity(0, {min(cores)})
+    try:
+        want = enc.encode(text, allowed_special="all")
+        assert_ids_equal(tok.encode(text, allowed_special="all"), want)
+        assert tok.encode_to_numpy(text, allowed_special="all").tolist() == want
+        want = enc.encode(text, allowed_special={EOT}, disallowed_special=())
+        assert_ids_equal(tok.encode(text, allowed_special={EOT}, disallowed_special=()), want)
+        assert_ids_equal(tok.encode_ordinary(text), enc.encode_ordinary(text))
+    finally:
+        os.sched_setaffinity(0, cores)
 
 
 def test_encode_batch_of_long_texts_custom_pattern(
