@@ -7,7 +7,7 @@
 //! a newcomer takes way 1, so the stream of words seen once that makes most misses cannot
 //! push out a frequent word (o200k on 45 MB of English: 444k -> 221k misses, +7-13% speed).
 //! Longer pieces, and short ones of many ids (a run of Chinese), have a line each in a second
-//! table. A hit costs one hash and one or two cache lines, less than the vocabulary's hash
+//! table (a short one leaves a mark in its set, so a new short piece reads one line, not two). A hit costs one hash and one or two cache lines, less than the vocabulary's hash
 //! map (whose keys live behind a pointer) and far less than merging; a miss costs the same
 //! plus a slot write, and never an allocation, so text that does not repeat loses almost
 //! nothing. Each thread has its own tables (6 MiB), so no
@@ -59,9 +59,22 @@ impl Short {
         slot
     }
 
+    /// A short piece of more than `SHORT_IDS` ids is kept in the long table, and its key
+    /// here with this count, so that a short piece not found here is not looked for there.
+    const IN_LONG: u32 = u32::MAX;
+
+    #[inline(always)]
+    fn in_long(key: Key) -> Self {
+        let mut slot = Self::EMPTY;
+        slot.key = key;
+        slot.n_ids = Self::IN_LONG;
+        slot
+    }
+
+    /// Appends the ids to `out` if this slot holds `key` with its ids.
     #[inline(always)]
     fn get(&self, key: Key, out: &mut Vec<Rank>) -> bool {
-        if self.key != key {
+        if self.key != key || self.n_ids == Self::IN_LONG {
             return false;
         }
         copy_ids(&self.ids, self.n_ids as usize, out);
@@ -190,18 +203,23 @@ impl Table<'_> {
             return encode(piece, out);
         };
         let set = &mut self.tables.short[(hash >> (64 - SHORT_BITS)) as usize].0;
-        if let Some(key) = key {
-            if set[0].get(key, out) {
-                return;
-            }
-            if set[1].get(key, out) {
-                set.swap(0, 1);
-                return;
-            }
-        }
-        // (a short piece of many ids lives in the long table too)
         let long = &mut self.tables.long[(hash >> (64 - LONG_BITS)) as usize].0;
-        if long.get(piece, out) {
+        // (a short piece is looked for in the long table only if its key here says so: a
+        // miss, the case where that second line would come from memory, reads one line)
+        let look_long = match key {
+            Some(key) => {
+                if set[0].get(key, out) {
+                    return;
+                }
+                if set[1].get(key, out) {
+                    set.swap(0, 1);
+                    return;
+                }
+                set[0].key == key || set[1].key == key
+            }
+            None => true,
+        };
+        if look_long && long.get(piece, out) {
             return;
         }
         let start = out.len();
@@ -211,7 +229,12 @@ impl Table<'_> {
             // a newcomer replaces way 1 only: the piece hit last stays until another is hit
             // twice, so a stream of words seen once cannot flush a frequent one
             Some(key) if ids.len() <= SHORT_IDS => set[1] = Short::new(key, ids),
-            _ if ids.len() <= LONG_IDS => long.set(piece, ids),
+            _ if ids.len() <= LONG_IDS => {
+                long.set(piece, ids);
+                if let Some(key) = key {
+                    set[1] = Short::in_long(key);
+                }
+            }
             _ => {}
         }
     }
