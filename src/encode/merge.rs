@@ -10,6 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::atoms::Atoms;
 use crate::Rank;
 
 /// Pieces longer than this (in bytes) go to the bucket queue.
@@ -25,11 +26,12 @@ pub fn byte_pair_merge(
     piece: &[u8],
     byte_ids: &[Rank; 256],
     byte_pairs: Option<&[(u32, Rank)]>,
+    atoms: Option<&Atoms>,
     lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
     out: &mut Vec<Rank>,
 ) {
     if piece.len() <= SCAN_MAX {
-        merge_scan(piece, byte_ids, byte_pairs, lookup, out)
+        merge_scan(piece, byte_ids, byte_pairs, atoms, lookup, out)
     } else if piece.len() < u32::MAX as usize {
         merge_long::<u32>(piece, byte_ids, lookup, out)
     } else {
@@ -41,30 +43,39 @@ fn merge_scan(
     piece: &[u8],
     byte_ids: &[Rank; 256],
     byte_pairs: Option<&[(u32, Rank)]>,
+    atoms: Option<&Atoms>,
     lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
     out: &mut Vec<Rank>,
 ) {
     let get = |a, b| lookup(a, b).unwrap_or(NONE);
     // Fixed arrays on the stack: a short piece costs no allocation.
-    let n = piece.len();
     let mut syms = [0 as Rank; SCAN_MAX];
     let mut pairs = [NONE; SCAN_MAX];
-    for (s, &b) in syms.iter_mut().zip(piece) {
-        *s = byte_ids[b as usize];
-    }
-    // the first pairs are pairs of bytes: a flat table in the CPU cache answers them (a
-    // run of Chinese needs two lookups per byte in all, half of them these)
-    match byte_pairs {
-        Some(table) => {
-            for (p, w) in pairs.iter_mut().zip(piece.windows(2)) {
-                *p = table[(w[0] as usize) << 8 | w[1] as usize];
-            }
+    // the symbols to start from: bytes, or whole characters where `atoms` says the merges
+    // would form them first (`atoms.rs`). The first pairs of two bytes come from a flat
+    // table in the CPU cache (a run of Chinese from bytes needs two lookups per byte in
+    // all, half of them these).
+    let mut n = 0;
+    let mut i = 0;
+    // the previous symbol's byte, if it is a single byte
+    let mut prev_byte: Option<u8> = None;
+    while i < piece.len() {
+        let b = piece[i];
+        let atom = match atoms {
+            Some(a) if b >= 0xC2 => a.at(piece, i),
+            _ => None,
+        };
+        let (id, width) = atom.unwrap_or((byte_ids[b as usize], 1));
+        if n > 0 {
+            pairs[n - 1] = match (prev_byte, width, byte_pairs) {
+                (Some(a), 1, Some(table)) => table[(a as usize) << 8 | b as usize],
+                _ => get(syms[n - 1], id),
+            };
         }
-        None => {
-            for i in 0..n.saturating_sub(1) {
-                pairs[i] = get(syms[i], syms[i + 1]);
-            }
-        }
+        syms[n] = id;
+        prev_byte = (width == 1).then_some(b);
+        n += 1;
+        i += width;
     }
     // pairs[i] = (rank, id) of syms[i] + syms[i + 1], for i < len - 1
     let mut len = n;
@@ -335,13 +346,13 @@ mod tests {
                 assert_eq!(y, expected, "long {:?}", String::from_utf8_lossy(&piece));
                 if len <= SCAN_MAX {
                     let mut x = Vec::new();
-                    merge_scan(&piece, &byte_ids, None, table, &mut x);
+                    merge_scan(&piece, &byte_ids, None, None, table, &mut x);
                     assert_eq!(x, expected, "scan {:?}", String::from_utf8_lossy(&piece));
                     let flat: Vec<(u32, Rank)> = (0..1 << 16)
                         .map(|k| table(k >> 8, k & 0xFF).unwrap_or(NONE))
                         .collect();
                     let mut x = Vec::new();
-                    merge_scan(&piece, &byte_ids, Some(&flat), table, &mut x);
+                    merge_scan(&piece, &byte_ids, Some(&flat), None, table, &mut x);
                     assert_eq!(x, expected, "flat {:?}", String::from_utf8_lossy(&piece));
                 }
             }

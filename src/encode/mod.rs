@@ -8,6 +8,7 @@
 //! (rank, merged id), built once from the vocabulary, so the hot loop hashes integers, not
 //! byte strings.
 
+mod atoms;
 mod backtrack;
 mod cache;
 mod key;
@@ -43,6 +44,8 @@ pub struct Encoder {
     token_ids: TokenIds,
     /// (left id, right id) -> (rank of the concatenation, its id).
     pair_table: FxHashMap<u64, (u32, Rank)>,
+    /// Characters that merging may start from whole (`atoms.rs`).
+    atoms: atoms::Atoms,
     /// Token bytes by id.
     decoder: Decoder,
     special_ids: Vec<Rank>,
@@ -59,6 +62,26 @@ pub struct Encoder {
 #[inline]
 fn pair_key(a: Rank, b: Rank) -> u64 {
     ((a as u64) << 32) | b as u64
+}
+
+/// Merging of a few bytes, the plain way: the ids and the highest rank merged.
+fn merge_with_max(
+    bytes: &[u8],
+    byte_ids: &[Rank; 256],
+    lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
+) -> (Vec<Rank>, u32) {
+    let mut syms: Vec<Rank> = bytes.iter().map(|&b| byte_ids[b as usize]).collect();
+    let mut max_rank = 0;
+    // the lowest rank, the leftmost among equal ones
+    while let Some((rank, i, id)) = (1..syms.len())
+        .filter_map(|i| lookup(syms[i - 1], syms[i]).map(|(r, id)| (r, i - 1, id)))
+        .min()
+    {
+        max_rank = max_rank.max(rank);
+        syms[i] = id;
+        syms.remove(i + 1);
+    }
+    (syms, max_rank)
 }
 
 impl Encoder {
@@ -152,11 +175,21 @@ impl Encoder {
                     .unwrap_or(merge::NONE)
             })
             .collect();
+        let atoms = atoms::Atoms::new(
+            &ranks,
+            |b| lookup.get(b),
+            |b| {
+                merge_with_max(b, &byte_ids, |l, r| {
+                    pair_table.get(&pair_key(l, r)).copied()
+                })
+            },
+        );
         Ok(Self {
             byte_ids,
             byte_pairs,
             token_ids: lookup,
             pair_table,
+            atoms,
             decoder,
             special_ids: specials.iter().map(|s| s.1).collect(),
             specials: matcher,
@@ -200,6 +233,7 @@ impl Encoder {
             piece,
             &self.byte_ids,
             Some(&self.byte_pairs),
+            Some(&self.atoms),
             |a, b| self.pair_table.get(&pair_key(a, b)).copied(),
             out,
         );
@@ -414,6 +448,7 @@ impl Encoder {
             bytes,
             &self.byte_ids,
             None,
+            None, // (merges below a rank: a character may not form whole)
             |a, b| {
                 self.pair_table
                     .get(&pair_key(a, b))
@@ -592,6 +627,89 @@ mod tests {
         v
     }
 
+    /// Merging from atoms (whole characters, `atoms.rs`) gives the ids of merging from bytes,
+    /// for random vocabularies over a few characters of 1-3 bytes whose tokens are random
+    /// byte strings of them (cutting through characters too) with random ranks, the
+    /// characters themselves ranked low in half of them so that many are atoms.
+    #[test]
+    fn atoms_change_no_ids() {
+        let chars: [&[u8]; 5] = [
+            b"a",
+            "\u{e9}".as_bytes(),
+            "\u{4e2d}".as_bytes(),
+            "\u{6587}".as_bytes(),
+            "\u{436}".as_bytes(),
+        ];
+        let mut rng = crate::test_rng(99);
+        let mut atoms_seen = 0;
+        for vocab in 0..300 {
+            let text = |rng: &mut dyn FnMut(usize) -> usize, n: usize| -> Vec<u8> {
+                (0..n)
+                    .flat_map(|_| chars[rng(chars.len())].to_vec())
+                    .collect()
+            };
+            let mut tokens: Vec<Vec<u8>> = Vec::new();
+            if vocab % 2 == 0 {
+                for c in chars.iter().filter(|c| c.len() > 1) {
+                    tokens.push(c[..2].to_vec());
+                    tokens.push(c.to_vec());
+                }
+            }
+            for _ in 0..40 {
+                let t = text(&mut rng, 6);
+                let start = rng(t.len() - 1);
+                let len = 2 + rng(6.min(t.len() - start - 1));
+                tokens.push(t[start..start + len].to_vec());
+            }
+            let mut seen = std::collections::HashSet::new();
+            tokens.retain(|t| t.len() > 1 && seen.insert(t.clone()));
+            // the characters keep their low ranks in even vocabularies; the rest shuffled
+            let fixed = if vocab % 2 == 0 {
+                8.min(tokens.len())
+            } else {
+                0
+            };
+            for k in (fixed + 1..tokens.len()).rev() {
+                let j = fixed + rng(k - fixed + 1);
+                tokens.swap(k, j);
+            }
+            let specs: Vec<(&[u8], Option<u32>)> = tokens
+                .iter()
+                .enumerate()
+                .map(|(r, t)| (&t[..], Some(r as u32)))
+                .collect();
+            let enc = Encoder::new(bytes_only_plus(&specs), vec![], r"[\s\S]+").unwrap();
+            atoms_seen += format!("{:?}", enc.atoms)
+                .trim_start_matches("Atoms(")
+                .trim_end_matches(')')
+                .parse::<usize>()
+                .unwrap();
+            let lookup = |a, b| enc.pair_table.get(&pair_key(a, b)).copied();
+            for _ in 0..100 {
+                let n = 1 + rng(30);
+                let piece = text(&mut rng, n);
+                let (mut from_atoms, mut from_bytes) = (Vec::new(), Vec::new());
+                let pairs = Some(&enc.byte_pairs[..]);
+                merge::byte_pair_merge(
+                    &piece,
+                    &enc.byte_ids,
+                    pairs,
+                    Some(&enc.atoms),
+                    lookup,
+                    &mut from_atoms,
+                );
+                merge::byte_pair_merge(&piece, &enc.byte_ids, pairs, None, lookup, &mut from_bytes);
+                assert_eq!(
+                    from_atoms,
+                    from_bytes,
+                    "vocabulary {vocab}: {:?}",
+                    String::from_utf8_lossy(&piece)
+                );
+            }
+        }
+        assert!(atoms_seen > 300, "{atoms_seen} atoms");
+    }
+
     /// Backtracking gives the merge rule's ids on every long piece, for random vocabularies
     /// made the way training makes them (each token the join of two earlier ones), over
     /// five non-ASCII bytes and one ASCII byte that may start a piece; vocabularies whose
@@ -628,6 +746,7 @@ mod tests {
                 merge::byte_pair_merge(
                     piece,
                     &enc.byte_ids,
+                    None,
                     None,
                     |a, b| enc.pair_table.get(&pair_key(a, b)).copied(),
                     &mut v,
