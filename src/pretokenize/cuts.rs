@@ -92,15 +92,32 @@ fn memchr_rev(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().rposition(|&b| b == needle)
 }
 
+/// A cut in `buf` (which begins at a safe cut) at or after `from`, near the first one: the
+/// rest is searched in windows that double, each from where the last one ended, so a long
+/// stretch without a cut costs a scan of about twice its length and the part it makes is
+/// at most about twice as long as it must be. (One backward search over all the rest found
+/// the last cut of the whole text: everything after a stretch without cuts became one part,
+/// on one thread.)
+fn first_cut_after(buf: &[u8], mut from: usize, cuts: &Cuts) -> Option<usize> {
+    while from < buf.len() {
+        let end = (2 * from).min(buf.len());
+        if let Some(c) = find_cut(&buf[..end], from, cuts) {
+            return Some(c);
+        }
+        from = end;
+    }
+    None
+}
+
 /// Cuts `text` into chunks of about `target` bytes at safe places.
 pub fn split_text<'t>(text: &'t str, cuts: &Cuts, target: usize, out: &mut Vec<&'t str>) {
     let bytes = text.as_bytes();
     let mut start = 0;
     while bytes.len() - start > target {
-        let window_end = start + target;
-        // search the second half of the window first, then anything after it
-        let cut = find_cut(&bytes[start..window_end], target / 2, cuts)
-            .or_else(|| find_cut(&bytes[start..], target, cuts))
+        let rest = &bytes[start..];
+        // the last cut in the second half of the window, else the first one after it
+        let cut = find_cut(&rest[..target], target / 2, cuts)
+            .or_else(|| first_cut_after(rest, target, cuts))
             .map(|c| c + start);
         match cut {
             Some(c) if c > start => {
@@ -176,6 +193,25 @@ mod tests {
         let mut out = Vec::new();
         pretok.for_each(text, |p| out.push(p)).unwrap();
         out
+    }
+
+    #[test]
+    fn a_stretch_without_cuts_does_not_join_the_rest() {
+        // a stretch of 10 windows without a newline, then short lines: the lines after it
+        // are still cut into parts of about the target, not left in one part
+        let pretok = Pretokenizer::new("cl100k").unwrap();
+        let cuts = Cuts::new(&pretok, None);
+        let target = 1000;
+        let text = format!("{}{}", "word ".repeat(2000), "a line\n".repeat(5000));
+        let mut parts = Vec::new();
+        split_text(&text, &cuts, target, &mut parts);
+        assert_eq!(parts.concat(), text);
+        assert!(parts[0].len() >= 10_000 && parts[0].len() <= 2 * 10_000 + 2 * target);
+        assert!(
+            parts[1..].iter().all(|p| p.len() <= target),
+            "{:?}",
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>()
+        );
     }
 
     #[test]

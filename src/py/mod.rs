@@ -68,11 +68,43 @@ fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
 
 /// The number of threads of the pool for `num_threads`.
 fn pool_size(num_threads: Option<usize>) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cores = cores();
     match num_threads {
         None | Some(0) => cores,
         Some(n) => n.min(4 * cores),
     }
+}
+
+/// The CPUs this process may use now: its affinity mask (the benchmark pins and unpins;
+/// so may a user), within a cgroup CPU quota read once. `available_parallelism` reads both,
+/// but the quota from files: ~20 us, which every `encode` call paid.
+fn cores() -> usize {
+    static QUOTA: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let all = || std::thread::available_parallelism().map_or(1, |c| c.get());
+    let affinity = match affinity() {
+        None => return all(),
+        Some(n) if n <= 1 => return 1,
+        Some(n) => n,
+    };
+    // (a quota binds if it allows fewer CPUs than the mask does)
+    let quota = *QUOTA.get_or_init(|| Some(all()).filter(|&n| n < affinity).unwrap_or(usize::MAX));
+    affinity.min(quota).max(1)
+}
+
+/// The number of CPUs in this thread's affinity mask (None where unknown).
+#[cfg(target_os = "linux")]
+fn affinity() -> Option<usize> {
+    // SAFETY: `set` is a zeroed cpu_set_t, filled by the call if it succeeds
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+            .then(|| libc::CPU_COUNT(&set) as usize)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn affinity() -> Option<usize> {
+    None
 }
 
 /// Runs `work` on every job, jobs taken in order by `threads` threads: this one and a pool

@@ -71,8 +71,13 @@ impl CoreBPE {
         specials: Option<Option<&encode::AllowedSpecial>>,
     ) -> PyResult<Vec<Rank>> {
         let one = |t: &str| self.enc.encode(t, specials);
-        let threads = pool_size(None);
-        let parallel = threads > 1 && text.len() >= PARALLEL_MIN;
+        // (the length first: even a cheap count of CPUs is a system call)
+        let threads = if text.len() >= PARALLEL_MIN {
+            pool_size(None)
+        } else {
+            1
+        };
+        let parallel = threads > 1;
         if !parallel && text.len() <= 2 * INTERRUPT_PART {
             return py.detach(|| one(text)).map_err(to_py);
         }
