@@ -5,7 +5,10 @@
 //! other than o200k's `[\r\n/]*`, and a lone newline ends the same way at a chunk end as
 //! before a letter). For cl100k and o200k the character before the `\n` may be whitespace
 //! too (`\r\n` line ends): their `\s*[\r\n]+` ends a whitespace run at its last newline,
-//! at a chunk end as before a letter. A custom pattern might join anything, so its text is
+//! at a chunk end as before a letter. For GPT-2's pattern (whose `\s+(?!\S)` does not end
+//! a `\r\n` run that way) the place right before a newline that follows a non-space
+//! character is a cut instead: no GPT-2 pre-token holds a non-space character and then
+//! whitespace. A custom pattern might join anything, so its text is
 //! cut only before special tokens. A cut never falls inside a UTF-8 sequence. Training cuts
 //! corpus chunks here; encoding cuts one long text into parts for several threads (and to
 //! answer Ctrl-C between them).
@@ -52,6 +55,19 @@ pub fn find_cut(buf: &[u8], min: usize, cuts: &Cuts) -> Option<usize> {
             break;
         }
         end = i;
+        if cuts.before_newlines {
+            // before the run of `\r` and `\n` that holds this newline, if a non-space
+            // character comes first (the newlines inside the run are no cut either way)
+            let mut j = i;
+            while j > min && matches!(buf[j - 1], b'\r' | b'\n') {
+                j -= 1;
+            }
+            if j > 0 && !matches!(buf[j - 1], b'\r' | b'\n') && !is_space_before(&buf[..j]) {
+                newline_cut = Some(j);
+                break;
+            }
+            end = j;
+        }
     }
     // A cut before a special token is exact for any pattern, if the token is one that
     // splitting finds: the scan starts at the start of `buf`, a cut or the text's start,
@@ -72,6 +88,9 @@ pub struct Cuts<'a> {
     at_newlines: bool,
     /// A newline after whitespace is a cut too (see the module docs).
     after_space: bool,
+    /// So is the place before a newline that follows a non-space character (GPT-2's
+    /// pattern, see `Pretokenizer::cuts_before_newlines`).
+    before_newlines: bool,
 }
 
 impl<'a> Cuts<'a> {
@@ -80,10 +99,14 @@ impl<'a> Cuts<'a> {
     pub fn new(pretok: &Pretokenizer, specials: Option<&'a SpecialMatcher>) -> Self {
         // a newline cut could fall inside a special token that holds a newline
         let special_newline = specials.is_some_and(|m| m.tokens().iter().any(|t| t.contains('\n')));
+        // (and a cut before a `\r` could fall inside one that holds a `\r`)
+        let special_cr = specials.is_some_and(|m| m.tokens().iter().any(|t| t.contains('\r')));
+        let at_newlines = pretok.is_preset() && !special_newline;
         Cuts {
             specials,
-            at_newlines: pretok.is_preset() && !special_newline,
+            at_newlines,
             after_space: pretok.newline_ends_space_runs(),
+            before_newlines: at_newlines && !special_cr && pretok.cuts_before_newlines(),
         }
     }
 }
@@ -167,6 +190,7 @@ mod tests {
             let cuts = Cuts::new(&pretok, None);
             let mut seed = 12345u64;
             let mut cut_at_crlf = 0;
+            let mut cut_before_newline = 0;
             for _ in 0..3000 {
                 let mut text = String::new();
                 for _ in 0..60 {
@@ -183,9 +207,14 @@ mod tests {
                 assert_eq!(joined, whole, "{preset} {text:?} cut as {parts:?}");
                 let cut = &parts[..parts.len() - 1]; // (the last part ends with the text)
                 cut_at_crlf += cut.iter().filter(|p| p.ends_with("\r\n")).count();
+                cut_before_newline += parts[1..]
+                    .iter()
+                    .filter(|p| p.starts_with(['\r', '\n']))
+                    .count();
             }
-            // the new cuts are taken where the pattern allows them (and only there)
+            // the cuts each pattern allows are taken (and only those)
             assert_eq!(cut_at_crlf > 0, preset != "gpt2", "{preset}");
+            assert_eq!(cut_before_newline > 0, preset == "gpt2", "{preset}");
         }
     }
 
@@ -193,6 +222,22 @@ mod tests {
         let mut out = Vec::new();
         pretok.for_each(text, |p| out.push(p)).unwrap();
         out
+    }
+
+    #[test]
+    fn no_cut_before_a_newline_inside_a_special_token() {
+        // GPT-2 text with \r\n line ends is cut before them; not when a special token
+        // that is split out holds a \r (a cut there could fall inside it): then only
+        // before the special tokens themselves
+        let pretok = Pretokenizer::new("gpt2").unwrap();
+        let text = "word\r\n".repeat(400);
+        let mut parts = Vec::new();
+        split_text(&text, &Cuts::new(&pretok, None), 100, &mut parts);
+        assert!(parts.len() > 20 && parts[1..].iter().all(|p| p.starts_with('\r')));
+        let m = SpecialMatcher::new(&["d\r".to_string()]).unwrap();
+        let mut parts = Vec::new();
+        split_text(&text, &Cuts::new(&pretok, Some(&m)), 100, &mut parts);
+        assert!(parts.len() > 20 && parts[1..].iter().all(|p| p.starts_with("d\r")));
     }
 
     #[test]

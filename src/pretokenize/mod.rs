@@ -150,6 +150,14 @@ impl Pretokenizer {
         matches!(self.preset, Some(Preset::Cl100k | Preset::O200k))
     }
 
+    /// Whether no pre-token holds a non-space character followed by whitespace (GPT-2's
+    /// pattern: no alternative matches both, and none looks behind), so that the text can
+    /// also be cut right before a newline that follows a non-space character (its only
+    /// cut in `\r\n` text: after the `\n` its `\s+(?!\S)` ends a run differently).
+    pub fn cuts_before_newlines(&self) -> bool {
+        matches!(self.preset, Some(Preset::Gpt2))
+    }
+
     /// Where `text`, a prefix of a longer text still arriving, can be cut so that the
     /// pre-tokens before the cut are final: the same whatever text follows. None for a
     /// custom regex (nothing bounds how far it looks ahead).
