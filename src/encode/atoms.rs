@@ -34,8 +34,7 @@ pub struct Atoms {
 
 impl std::fmt::Debug for Atoms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.ids.iter().filter(|&&id| id != NONE).count();
-        write!(f, "Atoms({n})")
+        write!(f, "Atoms({})", self.count())
     }
 }
 
@@ -94,6 +93,11 @@ impl Atoms {
             }
         }
         Self { ids }
+    }
+
+    /// How many characters are atoms.
+    pub fn count(&self) -> usize {
+        self.ids.iter().filter(|&&id| id != NONE).count()
     }
 
     /// The atom that starts at `p[i]` and its length in bytes, if any.

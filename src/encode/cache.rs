@@ -7,7 +7,8 @@
 //! a newcomer takes way 1, so the stream of words seen once that makes most misses cannot
 //! push out a frequent word (o200k on 45 MB of English: 444k -> 221k misses, +7-13% speed).
 //! Longer pieces, and short ones of many ids (a run of Chinese), have a line each in a second
-//! table (a short one leaves a mark in its set, so a new short piece reads one line, not two). A hit costs one hash and one or two cache lines, less than the vocabulary's hash
+//! table (a short one leaves a mark in its set, so a new short piece reads one line, not
+//! two). A hit costs one hash and one or two cache lines, less than the vocabulary's hash
 //! map (whose keys live behind a pointer) and far less than merging; a miss costs the same
 //! plus a slot write, and never an allocation, so text that does not repeat loses almost
 //! nothing. Each thread has its own tables (6 MiB), so no
@@ -23,8 +24,7 @@ use super::key::{self, Key};
 use crate::Rank;
 
 /// Short pieces (most words): two slots of up to `SHORT_KEY` bytes and `SHORT_IDS` ids share
-/// a 64-byte line, 2^`SHORT_BITS` lines. A short piece is its bytes and length packed into
-/// two words, so hashing and comparing it is a few instructions, not a loop over its bytes.
+/// a 64-byte line, 2^`SHORT_BITS` lines.
 const SHORT_KEY: usize = key::MAX;
 const SHORT_IDS: usize = 3;
 const SHORT_BITS: u32 = 16;
@@ -52,9 +52,11 @@ impl Short {
     /// `ids.len() <= SHORT_IDS`.
     #[inline(always)]
     fn new(key: Key, ids: &[Rank]) -> Self {
-        let mut slot = Self::EMPTY;
-        slot.key = key;
-        slot.n_ids = ids.len() as u32;
+        let mut slot = Self {
+            key,
+            n_ids: ids.len() as u32,
+            ..Self::EMPTY
+        };
         slot.ids[..ids.len()].copy_from_slice(ids);
         slot
     }
@@ -65,10 +67,11 @@ impl Short {
 
     #[inline(always)]
     fn in_long(key: Key) -> Self {
-        let mut slot = Self::EMPTY;
-        slot.key = key;
-        slot.n_ids = Self::IN_LONG;
-        slot
+        Self {
+            key,
+            n_ids: Self::IN_LONG,
+            ..Self::EMPTY
+        }
     }
 
     /// Appends the ids to `out` if this slot holds `key` with its ids.

@@ -627,6 +627,16 @@ mod tests {
         v
     }
 
+    /// The single bytes plus `tokens` ranked in their order, one pre-token per text.
+    fn ranked_in_order(tokens: &[Vec<u8>]) -> Encoder {
+        let specs: Vec<(&[u8], Option<u32>)> = tokens
+            .iter()
+            .enumerate()
+            .map(|(r, t)| (&t[..], Some(r as u32)))
+            .collect();
+        Encoder::new(bytes_only_plus(&specs), vec![], r"[\s\S]+").unwrap()
+    }
+
     /// Merging from atoms (whole characters, `atoms.rs`) gives the ids of merging from bytes,
     /// for random vocabularies over a few characters of 1-3 bytes whose tokens are random
     /// byte strings of them (cutting through characters too) with random ranks, the
@@ -673,17 +683,8 @@ mod tests {
                 let j = fixed + rng(k - fixed + 1);
                 tokens.swap(k, j);
             }
-            let specs: Vec<(&[u8], Option<u32>)> = tokens
-                .iter()
-                .enumerate()
-                .map(|(r, t)| (&t[..], Some(r as u32)))
-                .collect();
-            let enc = Encoder::new(bytes_only_plus(&specs), vec![], r"[\s\S]+").unwrap();
-            atoms_seen += format!("{:?}", enc.atoms)
-                .trim_start_matches("Atoms(")
-                .trim_end_matches(')')
-                .parse::<usize>()
-                .unwrap();
+            let enc = ranked_in_order(&tokens);
+            atoms_seen += enc.atoms.count();
             let lookup = |a, b| enc.pair_table.get(&pair_key(a, b)).copied();
             for _ in 0..100 {
                 let n = 1 + rng(30);
@@ -735,12 +736,7 @@ mod tests {
                     extra.push(t);
                 }
             }
-            let specs: Vec<(&[u8], Option<u32>)> = extra
-                .iter()
-                .enumerate()
-                .map(|(r, t)| (&t[..], Some(r as u32)))
-                .collect();
-            let enc = Encoder::new(bytes_only_plus(&specs), vec![], r"[\s\S]+").unwrap();
+            let enc = ranked_in_order(&extra);
             let merged = |piece: &[u8]| {
                 let mut v = Vec::new();
                 merge::byte_pair_merge(
