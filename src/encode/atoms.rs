@@ -2,22 +2,32 @@
 //!
 //! A piece of Chinese, Hindi or Russian is two or three bytes per character, and merging it
 //! from single bytes spends most of its merges putting each character back together. A
-//! character `c` (two or three bytes) can start as one symbol when byte-level merging is
-//! sure to form it before its bytes meet anything else, and to form it before it meets
-//! anything else itself:
+//! character `c` (two or three bytes) at `piece[i..i + n]` can start as one symbol when
+//! byte-level merging is sure to form it before its bytes meet anything else, and to form
+//! it before it meets anything else itself:
 //! 1. merging `c`'s bytes alone gives the one token `c`; let `R` be the highest rank of
 //!    those merges;
-//! 2. no ranked token of rank below `R` joins a part of `c` (a proper prefix or suffix of its
-//!    bytes) to bytes outside it: until `c` is whole some merge inside it of rank <= `R` is
-//!    pending, so a merge across its edge can only come later, and by then `c` is whole;
-//! 3. no ranked token that holds `c` whole plus more bytes ranks below `R` either, so that
-//!    starting whole does not let `c` merge with a neighbour earlier than it could have.
+//! 2. no ranked token of rank <= `R` that occurs in the piece joins a part of `c` (a proper
+//!    prefix or suffix of its bytes) to bytes outside it: until `c` is whole some merge
+//!    inside it of rank <= `R` is pending, so a merge across its edge can only come later,
+//!    and by then `c` is whole;
+//! 3. no ranked token of rank <= `R` that occurs in the piece holds `c` whole plus more
+//!    bytes, so that starting whole does not let `c` merge with a neighbour earlier than it
+//!    could have.
 //!
-//! Merges elsewhere in the piece then happen in the same order as from bytes, and the ids
-//! are the same (checked against byte-level merging in the tests below, and against
-//! tiktoken on every multilingual corpus in the Python tests). On o200k most characters of
-//! Chinese, Japanese, Hindi and Russian that are tokens are atoms, and a run of them needs a
-//! third of the merges.
+//! (The first merge across `c`'s edge makes a token that ends with a prefix of `c` or
+//! starts with a suffix of it, `c` itself included; a token merged in a piece is a piece of
+//! its bytes.) Merges elsewhere in the piece then happen in the same order as from bytes,
+//! and the ids are the same (checked against byte-level merging in the tests, and against
+//! tiktoken on every multilingual corpus in the Python tests).
+//!
+//! Whether a token of (2) or (3) occurs in the piece is decided by the byte right before
+//! `c` (tokens that end inside `c`) and the byte right after it (tokens that start inside
+//! it): a character keeps, for each side, the set of bytes that some such token of rank
+//! <= `R` has there. Most characters have no such token at all; most others, such as the
+//! Chinese characters of o200k that tokens join to a following character's first byte,
+//! are atoms wherever their neighbour is not one of a handful of bytes. On o200k about
+//! nine in ten characters of Chinese and Japanese text start whole.
 
 use rustc_hash::FxHashMap;
 
@@ -26,15 +36,26 @@ use crate::Rank;
 /// No atom for this code point.
 const NONE: Rank = Rank::MAX;
 
+/// A set of bytes.
+type ByteSet = [u64; 4];
+
+#[inline]
+fn has(set: &ByteSet, b: u8) -> bool {
+    set[(b >> 6) as usize] >> (b & 63) & 1 == 1
+}
+
 /// Atoms by code point (below U+10000: the characters of two and three bytes).
 #[derive(Clone)]
 pub struct Atoms {
-    ids: Box<[Rank]>,
+    /// (id, guard) by code point: the id is `NONE` for no atom; guard 0 means an atom
+    /// anywhere, else `guards[guard]` holds the bytes that may not stand before and after it.
+    ids: Box<[(Rank, u32)]>,
+    guards: Vec<[ByteSet; 2]>,
 }
 
 impl std::fmt::Debug for Atoms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Atoms({})", self.count())
+        write!(f, "Atoms({}, {} guarded)", self.count(), self.guarded())
     }
 }
 
@@ -43,6 +64,17 @@ impl std::fmt::Debug for Atoms {
 fn short(b: &[u8]) -> u32 {
     debug_assert!(b.len() <= 3);
     b.iter().fold(b.len() as u32, |k, &x| (k << 8) | x as u32)
+}
+
+/// Lowest rank by neighbour byte, sparse: (byte, lowest rank of a token with it there).
+type Neighbours = Vec<(u8, u32)>;
+
+fn note(map: &mut FxHashMap<u32, Neighbours>, key: u32, byte: u8, rank: u32) {
+    let v = map.entry(key).or_default();
+    match v.iter_mut().find(|(b, _)| *b == byte) {
+        Some(e) => e.1 = e.1.min(rank),
+        None => v.push((byte, rank)),
+    }
 }
 
 impl Atoms {
@@ -54,22 +86,37 @@ impl Atoms {
         token_id: impl Fn(&[u8]) -> Option<Rank>,
         merge: impl Fn(&[u8]) -> (Vec<Rank>, u32),
     ) -> Self {
-        // lowest rank of a token that extends these 1-3 bytes to the right (`right`) or
-        // to the left (`left`)
-        let mut right: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut left: FxHashMap<u32, u32> = FxHashMap::default();
+        // for 1-3 bytes s: the bytes that follow s in a token that starts with s (`after`),
+        // the bytes that precede s in a token that ends with s (`before`), each with the
+        // lowest rank of such a token
+        let mut after: FxHashMap<u32, Neighbours> = FxHashMap::default();
+        let mut before: FxHashMap<u32, Neighbours> = FxHashMap::default();
+        // (only where s can be a suffix, or a prefix, of a character: its bytes after the
+        // first are continuation bytes, and its first one is not ASCII, or is a lead byte)
+        let cont = |s: &[u8]| s.iter().all(|&b| b & 0xC0 == 0x80);
         for (&t, &r) in ranks {
             for k in 1..t.len().min(4) {
-                let e = right.entry(short(&t[..k])).or_insert(r);
-                *e = (*e).min(r);
-                let e = left.entry(short(&t[t.len() - k..])).or_insert(r);
-                *e = (*e).min(r);
+                let (head, tail) = (&t[..k], &t[t.len() - k..]);
+                if head[0] >= 0x80 && cont(&head[1..]) {
+                    note(&mut after, short(head), t[k], r);
+                }
+                if (0xC2..0xF0).contains(&tail[0]) && cont(&tail[1..]) {
+                    note(&mut before, short(tail), t[t.len() - k - 1], r);
+                }
             }
         }
-        let above = |map: &FxHashMap<u32, u32>, b: &[u8], limit: u32| {
-            map.get(&short(b)).is_none_or(|&r| r > limit)
-        };
-        let mut ids = vec![NONE; 1 << 16].into_boxed_slice();
+        // the bytes with a token of rank <= limit there
+        let at_most =
+            |map: &FxHashMap<u32, Neighbours>, s: &[u8], limit: u32, set: &mut ByteSet| {
+                for &(b, r) in map.get(&short(s)).into_iter().flatten() {
+                    if r <= limit {
+                        set[(b >> 6) as usize] |= 1 << (b & 63);
+                    }
+                }
+            };
+        let mut ids = vec![(NONE, 0); 1 << 16].into_boxed_slice();
+        let mut guards = vec![[[0; 4]; 2]]; // (index 0: no guard)
+        let mut guard_index: FxHashMap<[ByteSet; 2], u32> = FxHashMap::default();
         let mut buf = [0u8; 4];
         for cp in 0x80..0x10000u32 {
             let Some(c) = char::from_u32(cp) else {
@@ -83,25 +130,44 @@ impl Atoms {
             if merged != [id] {
                 continue;
             }
-            // every proper suffix and `c` itself, extended to the right; every proper
-            // prefix and `c` itself, extended to the left
+            // the bytes before `c` that end a token with a prefix of `c` (or `c` itself),
+            // and the bytes after it that continue a token from a suffix of `c` (or `c`)
             let n = b.len();
-            if (0..n).all(|j| above(&right, &b[j..], max_rank))
-                && (1..=n).all(|j| above(&left, &b[..j], max_rank))
-            {
-                ids[cp as usize] = id;
+            let mut guard = [[0u64; 4]; 2];
+            for j in 1..=n {
+                at_most(&before, &b[..j], max_rank, &mut guard[0]);
             }
+            for j in 0..n {
+                at_most(&after, &b[j..], max_rank, &mut guard[1]);
+            }
+            let g = if guard == [[0; 4]; 2] {
+                0
+            } else {
+                *guard_index.entry(guard).or_insert_with(|| {
+                    guards.push(guard);
+                    guards.len() as u32 - 1
+                })
+            };
+            ids[cp as usize] = (id, g);
         }
-        Self { ids }
+        Self { ids, guards }
     }
 
-    /// How many characters are atoms.
+    /// How many characters are atoms (guarded or not).
     pub fn count(&self) -> usize {
-        self.ids.iter().filter(|&&id| id != NONE).count()
+        self.ids.iter().filter(|&&(id, _)| id != NONE).count()
     }
 
-    /// The atom that starts at `p[i]` and its length in bytes, if any.
-    /// Only well-formed UTF-8 is read as a character.
+    /// How many of them are atoms only between some neighbours.
+    pub fn guarded(&self) -> usize {
+        self.ids
+            .iter()
+            .filter(|&&(id, g)| id != NONE && g != 0)
+            .count()
+    }
+
+    /// The atom that starts at `p[i]` and its length in bytes, if any: its neighbours in
+    /// `p` decide a guarded one. Only well-formed UTF-8 is read as a character.
     #[inline]
     pub fn at(&self, p: &[u8], i: usize) -> Option<(Rank, usize)> {
         let lead = p[i] as u32;
@@ -123,7 +189,19 @@ impl Atoms {
         } else {
             return None;
         };
-        let id = self.ids[cp as usize];
-        (id != NONE).then_some((id, len))
+        let (id, g) = self.ids[cp as usize];
+        if id == NONE {
+            return None;
+        }
+        if g != 0 {
+            let [bad_before, bad_after] = &self.guards[g as usize];
+            if i > 0 && has(bad_before, p[i - 1]) {
+                return None;
+            }
+            if p.get(i + len).is_some_and(|&b| has(bad_after, b)) {
+                return None;
+            }
+        }
+        Some((id, len))
     }
 }

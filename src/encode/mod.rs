@@ -640,7 +640,8 @@ mod tests {
     /// Merging from atoms (whole characters, `atoms.rs`) gives the ids of merging from bytes,
     /// for random vocabularies over a few characters of 1-3 bytes whose tokens are random
     /// byte strings of them (cutting through characters too) with random ranks, the
-    /// characters themselves ranked low in half of them so that many are atoms.
+    /// characters themselves ranked low in half of them so that many are atoms, and many of
+    /// them atoms only between some neighbours (guarded).
     #[test]
     fn atoms_change_no_ids() {
         let chars: [&[u8]; 5] = [
@@ -651,7 +652,7 @@ mod tests {
             "\u{436}".as_bytes(),
         ];
         let mut rng = crate::test_rng(99);
-        let mut atoms_seen = 0;
+        let (mut atoms_seen, mut guarded_seen) = (0, 0);
         for vocab in 0..300 {
             let text = |rng: &mut dyn FnMut(usize) -> usize, n: usize| -> Vec<u8> {
                 (0..n)
@@ -685,6 +686,7 @@ mod tests {
             }
             let enc = ranked_in_order(&tokens);
             atoms_seen += enc.atoms.count();
+            guarded_seen += enc.atoms.guarded();
             let lookup = |a, b| enc.pair_table.get(&pair_key(a, b)).copied();
             for _ in 0..100 {
                 let n = 1 + rng(30);
@@ -709,6 +711,7 @@ mod tests {
             }
         }
         assert!(atoms_seen > 300, "{atoms_seen} atoms");
+        assert!(guarded_seen > 100, "{guarded_seen} atoms with guards");
     }
 
     /// Backtracking gives the merge rule's ids on every long piece, for random vocabularies
