@@ -33,9 +33,9 @@ pub fn byte_pair_merge(
     if piece.len() <= SCAN_MAX {
         merge_scan(piece, byte_ids, byte_pairs, atoms, lookup, out)
     } else if piece.len() < u32::MAX as usize {
-        merge_long::<u32>(piece, byte_ids, lookup, out)
+        merge_long::<u32>(piece, byte_ids, atoms, lookup, out)
     } else {
-        merge_long::<usize>(piece, byte_ids, lookup, out)
+        merge_long::<usize>(piece, byte_ids, atoms, lookup, out)
     }
 }
 
@@ -221,24 +221,35 @@ struct Node<I> {
 fn merge_long<I: Ix>(
     piece: &[u8],
     byte_ids: &[Rank; 256],
+    atoms: Option<&Atoms>,
     lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
     out: &mut Vec<Rank>,
 ) {
-    let n = piece.len();
-    if n == 0 {
+    if piece.is_empty() {
         return;
     }
     let end = I::END;
-    let mut nodes: Vec<Node<I>> = piece
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| Node {
-            sym: byte_ids[b as usize],
+    // bytes, or whole characters where `atoms` allows (as in `merge_scan`)
+    let mut nodes: Vec<Node<I>> = Vec::with_capacity(piece.len());
+    let mut i = 0;
+    while i < piece.len() {
+        let b = piece[i];
+        let atom = match atoms {
+            Some(a) if b >= 0xC2 => a.at(piece, i),
+            _ => None,
+        };
+        let (sym, width) = atom.unwrap_or((byte_ids[b as usize], 1));
+        let k = nodes.len();
+        nodes.push(Node {
+            sym,
             pair: NONE,
-            prev: if i == 0 { end } else { I::of(i - 1) },
-            next: if i + 1 == n { end } else { I::of(i + 1) },
-        })
-        .collect();
+            prev: if k == 0 { end } else { I::of(k - 1) },
+            next: I::of(k + 1),
+        });
+        i += width;
+    }
+    let n = nodes.len();
+    nodes[n - 1].next = end;
     // The queue holds (rank, i) for every current pair, plus stale entries: one is current
     // only if nodes[i].pair still has its rank. A merge never makes a pair of its own rank
     // (the new token is longer than the one of that rank), so a rank's bucket does not grow
@@ -339,9 +350,9 @@ mod tests {
                     .collect();
                 let expected = merge_naive(&piece, table);
                 let mut y = Vec::new();
-                merge_long::<u32>(&piece, &byte_ids, table, &mut y);
+                merge_long::<u32>(&piece, &byte_ids, None, table, &mut y);
                 let mut z = Vec::new();
-                merge_long::<usize>(&piece, &byte_ids, table, &mut z);
+                merge_long::<usize>(&piece, &byte_ids, None, table, &mut z);
                 assert_eq!(z, expected);
                 assert_eq!(y, expected, "long {:?}", String::from_utf8_lossy(&piece));
                 if len <= SCAN_MAX {

@@ -9,17 +9,18 @@
 //! byte strings.
 
 mod atoms;
-mod backtrack;
 mod cache;
 mod key;
 mod lookup;
 mod merge;
+mod pairs;
 pub mod rank_file;
 
 use rustc_hash::FxHashMap;
 
 use cache::PieceCache;
 use lookup::TokenIds;
+use pairs::PairTable;
 
 use crate::pretokenize::cuts::{split_text, Cuts};
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
@@ -43,7 +44,7 @@ pub struct Encoder {
     /// Whole pre-token lookup: mergeable token bytes -> id (lowest id on duplicates).
     token_ids: TokenIds,
     /// (left id, right id) -> (rank of the concatenation, its id).
-    pair_table: FxHashMap<u64, (u32, Rank)>,
+    pair_table: PairTable,
     /// Characters that merging may start from whole (`atoms.rs`).
     atoms: atoms::Atoms,
     /// Token bytes by id.
@@ -53,15 +54,6 @@ pub struct Encoder {
     pretok: Pretokenizer,
     /// Recent pre-tokens and their ids, per thread.
     cache: PieceCache,
-    /// Backtracking for long pieces, once it pays (`backtrack.rs`).
-    long: backtrack::Lazy,
-    /// Bytes of the tokens `long` would hold (the cost of building it).
-    long_bytes: usize,
-}
-
-#[inline]
-fn pair_key(a: Rank, b: Rank) -> u64 {
-    ((a as u64) << 32) | b as u64
 }
 
 /// Merging of a few bytes, the plain way: the ids and the highest rank merged.
@@ -148,8 +140,7 @@ impl Encoder {
         let has_length = |n: usize| lengths.binary_search(&n).is_ok();
         // (the by-value lookup: these few million lookups were most of the construction)
         let lookup = TokenIds::new(&token_ids);
-        let mut pair_table = FxHashMap::default();
-        pair_table.reserve(ranks.len() * 2);
+        let mut pairs = Vec::with_capacity(ranks.len() * 2);
         for (&bytes, &rank) in &ranks {
             let Some(id) = lookup.get(bytes) else {
                 continue; // (never: every ranked token is in the map)
@@ -162,27 +153,21 @@ impl Encoder {
                     continue;
                 };
                 if let Some(r) = lookup.get(&bytes[k..]) {
-                    pair_table.insert(pair_key(l, r), (rank, id));
+                    pairs.push(((l, r), (rank, id)));
                 }
             }
         }
+        let pair_table = PairTable::new(pairs);
         let byte_pairs = (0..1usize << 16)
             .map(|k| {
                 let (a, b) = (byte_ids[k >> 8], byte_ids[k & 0xFF]);
-                pair_table
-                    .get(&pair_key(a, b))
-                    .copied()
-                    .unwrap_or(merge::NONE)
+                pair_table.get(a, b).unwrap_or(merge::NONE)
             })
             .collect();
         let atoms = atoms::Atoms::new(
             &ranks,
             |b| lookup.get(b),
-            |b| {
-                merge_with_max(b, &byte_ids, |l, r| {
-                    pair_table.get(&pair_key(l, r)).copied()
-                })
-            },
+            |b| merge_with_max(b, &byte_ids, |l, r| pair_table.get(l, r)),
         );
         Ok(Self {
             byte_ids,
@@ -195,12 +180,6 @@ impl Encoder {
             specials: matcher,
             pretok,
             cache: PieceCache::default(),
-            long: backtrack::Lazy::default(),
-            long_bytes: tokens
-                .iter()
-                .filter(|t| backtrack::eligible(&t.bytes))
-                .map(|t| t.bytes.len())
-                .sum(),
         })
     }
 
@@ -219,22 +198,12 @@ impl Encoder {
             out.push(id);
             return;
         }
-        if piece.len() >= backtrack::LONG_PIECE && backtrack::eligible(piece) {
-            if let Some(bt) = self
-                .long
-                .get(piece.len(), self.long_bytes, || self.backtrack())
-            {
-                if bt.encode(piece, out) {
-                    return;
-                }
-            }
-        }
         merge::byte_pair_merge(
             piece,
             &self.byte_ids,
             Some(&self.byte_pairs),
             Some(&self.atoms),
-            |a, b| self.pair_table.get(&pair_key(a, b)).copied(),
+            |a, b| self.pair_table.get(a, b),
             out,
         );
     }
@@ -437,7 +406,7 @@ impl Encoder {
     fn merge_ranks(&self) -> FxHashMap<Rank, u32> {
         self.pair_table
             .values()
-            .map(|&(rank, id)| (id, rank))
+            .map(|(rank, id)| (id, rank))
             .collect()
     }
 
@@ -449,64 +418,13 @@ impl Encoder {
             &self.byte_ids,
             None,
             None, // (merges below a rank: a character may not form whole)
-            |a, b| {
-                self.pair_table
-                    .get(&pair_key(a, b))
-                    .copied()
-                    .filter(|&(r, _)| r < rank)
-            },
+            |a, b| self.pair_table.get(a, b).filter(|&(r, _)| r < rank),
             &mut parts,
         );
         match parts[..] {
             [left, right] => Some((left, right)),
             _ => None,
         }
-    }
-
-    /// The backtracking tables of this vocabulary's eligible tokens, if they have what the
-    /// method needs: every token of two or more bytes made by a merge of two tokens of lower
-    /// rank (its rank: the one the pair table gives it), distinct ranks, no two tokens with
-    /// the same bytes.
-    fn backtrack(&self) -> Option<backtrack::Backtrack> {
-        if self.decoder.dense.is_empty() {
-            return None; // sparse ids (a table by id would be mostly empty)
-        }
-        let made = self.merge_ranks();
-        let mut tokens = Vec::new();
-        for (id, bytes) in self.decoder.items() {
-            if !backtrack::eligible(bytes) {
-                continue;
-            }
-            match self.token_ids.get(bytes) {
-                Some(x) if x == id => {
-                    let rank = if bytes.len() == 1 { 0 } else { *made.get(&id)? };
-                    tokens.push((id, bytes, rank));
-                }
-                // a special token (its text is split out before pieces are encoded)
-                _ if self.special_ids.contains(&id) => {}
-                _ => return None, // the bytes of another token
-            }
-        }
-        backtrack::Backtrack::new(
-            &tokens,
-            |bytes, rank| {
-                let (l, r) = self.split(bytes, rank)?;
-                // (l, r) must merge into this very token: the pair table has its rank
-                (self.pair_table.get(&pair_key(l, r))?.0 == rank).then_some((l, r))
-            },
-            |bytes| self.token_ids.get(bytes),
-        )
-    }
-
-    /// Builds the backtracking tables now instead of when they pay (for tests); false if
-    /// the vocabulary does not allow them.
-    pub fn backtrack_now(&self) -> bool {
-        self.long.build_now(|| self.backtrack())
-    }
-
-    /// Whether long pieces are encoded by backtracking (the tables are built).
-    pub fn backtracking(&self) -> bool {
-        self.long.in_use()
     }
 
     /// The bytes of one token.
@@ -687,9 +605,10 @@ mod tests {
             let enc = ranked_in_order(&tokens);
             atoms_seen += enc.atoms.count();
             guarded_seen += enc.atoms.guarded();
-            let lookup = |a, b| enc.pair_table.get(&pair_key(a, b)).copied();
+            let lookup = |a, b| enc.pair_table.get(a, b);
             for _ in 0..100 {
-                let n = 1 + rng(30);
+                // (a quarter long enough for the bucket queue, over 128 bytes)
+                let n = if rng(4) == 0 { 60 + rng(60) } else { 1 + rng(30) };
                 let piece = text(&mut rng, n);
                 let (mut from_atoms, mut from_bytes) = (Vec::new(), Vec::new());
                 let pairs = Some(&enc.byte_pairs[..]);
@@ -712,67 +631,6 @@ mod tests {
         }
         assert!(atoms_seen > 300, "{atoms_seen} atoms");
         assert!(guarded_seen > 100, "{guarded_seen} atoms with guards");
-    }
-
-    /// Backtracking gives the merge rule's ids on every long piece, for random vocabularies
-    /// made the way training makes them (each token the join of two earlier ones), over
-    /// five non-ASCII bytes and one ASCII byte that may start a piece; vocabularies whose
-    /// tokens do not all encode to themselves must be refused, never used.
-    #[test]
-    fn backtracking_equals_merging() {
-        let alphabet = [0x80u8, 0x81, 0x82, 0xE4, 0xB8, b' '];
-        let mut next = crate::test_rng(99);
-        let (mut used, mut refused) = (0, 0);
-        for _ in 0..60 {
-            let mut extra: Vec<Vec<u8>> = Vec::new();
-            while extra.len() < 40 {
-                let pick = |k: usize| {
-                    if k < alphabet.len() {
-                        vec![alphabet[k]]
-                    } else {
-                        extra[k - alphabet.len()].clone()
-                    }
-                };
-                let n = alphabet.len() + extra.len();
-                let t = [pick(next(n)), pick(next(n))].concat();
-                if t.len() <= 12 && backtrack::eligible(&t) && !extra.contains(&t) {
-                    extra.push(t);
-                }
-            }
-            let enc = ranked_in_order(&extra);
-            let merged = |piece: &[u8]| {
-                let mut v = Vec::new();
-                merge::byte_pair_merge(
-                    piece,
-                    &enc.byte_ids,
-                    None,
-                    None,
-                    |a, b| enc.pair_table.get(&pair_key(a, b)).copied(),
-                    &mut v,
-                );
-                v
-            };
-            if !enc.backtrack_now() {
-                refused += 1;
-                // refused only when some token does not encode to itself
-                assert!(extra.iter().any(|t| merged(t).len() != 1));
-                continue;
-            }
-            assert!(extra.iter().all(|t| merged(t).len() == 1));
-            used += 1;
-            for _ in 0..300 {
-                let len = backtrack::LONG_PIECE + next(60);
-                let mut piece: Vec<u8> = (0..len).map(|_| alphabet[next(5)]).collect();
-                if next(3) == 0 {
-                    piece[0] = b' ';
-                }
-                let want = merged(&piece);
-                let mut got = Vec::new();
-                enc.encode_piece(&piece, &mut got);
-                assert_eq!(got, want, "piece {piece:?}, vocab {extra:?}");
-            }
-        }
-        assert!(used >= 10 && refused >= 5, "used {used}, refused {refused}");
     }
 
     #[test]

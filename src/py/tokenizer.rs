@@ -483,18 +483,6 @@ impl CoreBPE {
             .collect()
     }
 
-    /// Builds the backtracking tables for long pieces now, not when they pay (for tests);
-    /// false if the vocabulary does not allow them.
-    fn backtrack_now(&self, py: Python<'_>) -> bool {
-        py.detach(|| self.enc.backtrack_now())
-    }
-
-    /// Whether long pieces of non-Latin text are encoded by backtracking yet.
-    #[getter]
-    fn backtracking(&self) -> bool {
-        self.enc.backtracking()
-    }
-
     /// The last pre-token of `text` (special tokens not split out) as UTF-8, or None.
     fn last_pretoken<'py>(
         &self,
