@@ -39,6 +39,23 @@ pub fn byte_pair_merge(
     }
 }
 
+/// The symbol merging starts from at `piece[i]` and its width in bytes: a whole character
+/// where `atoms` allows it, else the byte.
+#[inline(always)]
+fn first_symbol(
+    piece: &[u8],
+    i: usize,
+    byte_ids: &[Rank; 256],
+    atoms: Option<&Atoms>,
+) -> (Rank, usize) {
+    let b = piece[i];
+    let atom = match atoms {
+        Some(a) if b >= 0xC2 => a.at(piece, i),
+        _ => None,
+    };
+    atom.unwrap_or((byte_ids[b as usize], 1))
+}
+
 fn merge_scan(
     piece: &[u8],
     byte_ids: &[Rank; 256],
@@ -61,11 +78,7 @@ fn merge_scan(
     let mut prev_byte: Option<u8> = None;
     while i < piece.len() {
         let b = piece[i];
-        let atom = match atoms {
-            Some(a) if b >= 0xC2 => a.at(piece, i),
-            _ => None,
-        };
-        let (id, width) = atom.unwrap_or((byte_ids[b as usize], 1));
+        let (id, width) = first_symbol(piece, i, byte_ids, atoms);
         if n > 0 {
             pairs[n - 1] = match (prev_byte, width, byte_pairs) {
                 (Some(a), 1, Some(table)) => table[(a as usize) << 8 | b as usize],
@@ -229,16 +242,10 @@ fn merge_long<I: Ix>(
         return;
     }
     let end = I::END;
-    // bytes, or whole characters where `atoms` allows (as in `merge_scan`)
     let mut nodes: Vec<Node<I>> = Vec::with_capacity(piece.len());
     let mut i = 0;
     while i < piece.len() {
-        let b = piece[i];
-        let atom = match atoms {
-            Some(a) if b >= 0xC2 => a.at(piece, i),
-            _ => None,
-        };
-        let (sym, width) = atom.unwrap_or((byte_ids[b as usize], 1));
+        let (sym, width) = first_symbol(piece, i, byte_ids, atoms);
         let k = nodes.len();
         nodes.push(Node {
             sym,

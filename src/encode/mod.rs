@@ -608,7 +608,11 @@ mod tests {
             let lookup = |a, b| enc.pair_table.get(a, b);
             for _ in 0..100 {
                 // (a quarter long enough for the bucket queue, over 128 bytes)
-                let n = if rng(4) == 0 { 60 + rng(60) } else { 1 + rng(30) };
+                let n = if rng(4) == 0 {
+                    60 + rng(60)
+                } else {
+                    1 + rng(30)
+                };
                 let piece = text(&mut rng, n);
                 let (mut from_atoms, mut from_bytes) = (Vec::new(), Vec::new());
                 let pairs = Some(&enc.byte_pairs[..]);
