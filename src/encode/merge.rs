@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::atoms::Atoms;
+use super::atoms::{Atom, Atoms};
 use crate::Rank;
 
 /// Pieces longer than this (in bytes) go to the bucket queue.
@@ -39,21 +39,20 @@ pub fn byte_pair_merge(
     }
 }
 
-/// The symbol merging starts from at `piece[i]` and its width in bytes: a whole character
-/// where `atoms` allows it, else the byte.
+/// The symbols merging starts from at `piece[i]`: a whole character (one or two ids) where
+/// `atoms` allows it, else the byte.
 #[inline(always)]
-fn first_symbol(
-    piece: &[u8],
-    i: usize,
-    byte_ids: &[Rank; 256],
-    atoms: Option<&Atoms>,
-) -> (Rank, usize) {
+fn first_symbols(piece: &[u8], i: usize, byte_ids: &[Rank; 256], atoms: Option<&Atoms>) -> Atom {
     let b = piece[i];
     let atom = match atoms {
         Some(a) if b >= 0xC2 => a.at(piece, i),
         _ => None,
     };
-    atom.unwrap_or((byte_ids[b as usize], 1))
+    atom.unwrap_or(Atom {
+        ids: [byte_ids[b as usize], 0],
+        count: 1,
+        width: 1,
+    })
 }
 
 fn merge_scan(
@@ -78,16 +77,22 @@ fn merge_scan(
     let mut prev_byte: Option<u8> = None;
     while i < piece.len() {
         let b = piece[i];
-        let (id, width) = first_symbol(piece, i, byte_ids, atoms);
+        let Atom { ids, count, width } = first_symbols(piece, i, byte_ids, atoms);
         if n > 0 {
             pairs[n - 1] = match (prev_byte, width, byte_pairs) {
                 (Some(a), 1, Some(table)) => table[(a as usize) << 8 | b as usize],
-                _ => get(syms[n - 1], id),
+                _ => get(syms[n - 1], ids[0]),
             };
         }
-        syms[n] = id;
-        prev_byte = (width == 1).then_some(b);
+        syms[n] = ids[0];
         n += 1;
+        if count == 2 {
+            // (merging the character alone stopped at these two: no token joins them)
+            pairs[n - 1] = NONE;
+            syms[n] = ids[1];
+            n += 1;
+        }
+        prev_byte = (width == 1).then_some(b);
         i += width;
     }
     // pairs[i] = (rank, id) of syms[i] + syms[i + 1], for i < len - 1
@@ -245,14 +250,16 @@ fn merge_long<I: Ix>(
     let mut nodes: Vec<Node<I>> = Vec::with_capacity(piece.len());
     let mut i = 0;
     while i < piece.len() {
-        let (sym, width) = first_symbol(piece, i, byte_ids, atoms);
-        let k = nodes.len();
-        nodes.push(Node {
-            sym,
-            pair: NONE,
-            prev: if k == 0 { end } else { I::of(k - 1) },
-            next: I::of(k + 1),
-        });
+        let Atom { ids, count, width } = first_symbols(piece, i, byte_ids, atoms);
+        for &sym in &ids[..count] {
+            let k = nodes.len();
+            nodes.push(Node {
+                sym,
+                pair: NONE,
+                prev: if k == 0 { end } else { I::of(k - 1) },
+                next: I::of(k + 1),
+            });
+        }
         i += width;
     }
     let n = nodes.len();

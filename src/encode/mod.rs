@@ -558,8 +558,9 @@ mod tests {
     /// Merging from atoms (whole characters, `atoms.rs`) gives the ids of merging from bytes,
     /// for random vocabularies over a few characters of 1-3 bytes whose tokens are random
     /// byte strings of them (cutting through characters too) with random ranks, the
-    /// characters themselves ranked low in half of them so that many are atoms, and many of
-    /// them atoms only between some neighbours (guarded).
+    /// characters themselves ranked low in half of them so that many are atoms, many of them
+    /// atoms only between some neighbours (guarded), and many of two ids (a character that
+    /// merges alone into two tokens).
     #[test]
     fn atoms_change_no_ids() {
         let chars: [&[u8]; 5] = [
@@ -570,7 +571,7 @@ mod tests {
             "\u{436}".as_bytes(),
         ];
         let mut rng = crate::test_rng(99);
-        let (mut atoms_seen, mut guarded_seen) = (0, 0);
+        let (mut atoms_seen, mut guarded_seen, mut pairs_seen) = (0, 0, 0);
         for vocab in 0..300 {
             let text = |rng: &mut dyn FnMut(usize) -> usize, n: usize| -> Vec<u8> {
                 (0..n)
@@ -605,6 +606,7 @@ mod tests {
             let enc = ranked_in_order(&tokens);
             atoms_seen += enc.atoms.count();
             guarded_seen += enc.atoms.guarded();
+            pairs_seen += enc.atoms.pairs();
             let lookup = |a, b| enc.pair_table.get(a, b);
             for _ in 0..100 {
                 // (a quarter long enough for the bucket queue, over 128 bytes)
@@ -635,6 +637,7 @@ mod tests {
         }
         assert!(atoms_seen > 300, "{atoms_seen} atoms");
         assert!(guarded_seen > 100, "{guarded_seen} atoms with guards");
+        assert!(pairs_seen > 100, "{pairs_seen} atoms of two ids");
     }
 
     #[test]
