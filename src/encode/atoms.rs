@@ -2,9 +2,10 @@
 //!
 //! A piece of Chinese, Hindi or Russian is two or three bytes per character, and merging it
 //! from single bytes spends most of its merges putting each character back together. A
-//! character `c` (two or three bytes) at `piece[i..i + n]` can start as one symbol when
-//! byte-level merging is sure to form it before its bytes meet anything else, and to form
-//! it before it meets anything else itself:
+//! character `c` (two to four bytes; of four, those below U+20000, where most emoji are)
+//! at `piece[i..i + n]` can start as one symbol when byte-level merging is sure to form it
+//! before its bytes meet anything else, and to form it before it meets anything else
+//! itself:
 //! 1. merging `c`'s bytes alone gives the one token `c`; let `R` be the highest rank of
 //!    those merges;
 //! 2. no ranked token of rank <= `R` that occurs in the piece joins a part of `c` (a proper
@@ -29,8 +30,9 @@
 //! are atoms wherever their neighbour is not one of a handful of bytes. On o200k about
 //! nine in ten characters of Chinese and Japanese text start whole.
 //!
-//! The same holds for a three-byte character whose bytes merge alone into two tokens (one
-//! merge, of rank `R`): it starts as those two, which no token joins (in cl100k, where a
+//! The same holds for a character of three or four bytes whose bytes merge alone into two
+//! tokens (the highest rank of those merges `R`): it starts as those two, which no token
+//! joins (in cl100k, where a
 //! third of the Chinese characters of a text are no token, that is 35% less time on it).
 
 use rustc_hash::FxHashMap;
@@ -40,6 +42,10 @@ use crate::Rank;
 /// No atom for this code point.
 const NONE: Rank = Rank::MAX;
 
+/// Code points below this have a slot: the characters of two and three bytes, and those of
+/// four in the first plane beyond (most emoji).
+const END: u32 = 0x20000;
+
 /// A set of bytes.
 type ByteSet = [u64; 4];
 
@@ -48,7 +54,7 @@ fn has(set: &ByteSet, b: u8) -> bool {
     set[(b >> 6) as usize] >> (b & 63) & 1 == 1
 }
 
-/// Atoms by code point (below U+10000: the characters of two and three bytes).
+/// Atoms by code point (below `END`).
 #[derive(Clone)]
 pub struct Atoms {
     /// (first id, guard) by code point: the id is `NONE` for no atom; guard 0 means one id
@@ -86,17 +92,17 @@ impl std::fmt::Debug for Atoms {
     }
 }
 
-/// A key for up to three bytes: the length and the bytes.
+/// A key for up to four bytes: the length and the bytes.
 #[inline]
-fn short(b: &[u8]) -> u32 {
-    debug_assert!(b.len() <= 3);
-    b.iter().fold(b.len() as u32, |k, &x| (k << 8) | x as u32)
+fn short(b: &[u8]) -> u64 {
+    debug_assert!(b.len() <= 4);
+    b.iter().fold(b.len() as u64, |k, &x| (k << 8) | x as u64)
 }
 
 /// Lowest rank by neighbour byte, sparse: (byte, lowest rank of a token with it there).
 type Neighbours = Vec<(u8, u32)>;
 
-fn note(map: &mut FxHashMap<u32, Neighbours>, key: u32, byte: u8, rank: u32) {
+fn note(map: &mut FxHashMap<u64, Neighbours>, key: u64, byte: u8, rank: u32) {
     let v = map.entry(key).or_default();
     match v.iter_mut().find(|(b, _)| *b == byte) {
         Some(e) => e.1 = e.1.min(rank),
@@ -116,32 +122,32 @@ impl Atoms {
         // for 1-3 bytes s: the bytes that follow s in a token that starts with s (`after`),
         // the bytes that precede s in a token that ends with s (`before`), each with the
         // lowest rank of such a token
-        let mut after: FxHashMap<u32, Neighbours> = FxHashMap::default();
-        let mut before: FxHashMap<u32, Neighbours> = FxHashMap::default();
+        let mut after: FxHashMap<u64, Neighbours> = FxHashMap::default();
+        let mut before: FxHashMap<u64, Neighbours> = FxHashMap::default();
         // (only where s can be a suffix, or a prefix, of a character: its bytes after the
         // first are continuation bytes, and its first one is not ASCII, or is a lead byte)
         let cont = |s: &[u8]| s.iter().all(|&b| b & 0xC0 == 0x80);
         for (&t, &r) in ranks {
-            for k in 1..t.len().min(4) {
+            for k in 1..t.len().min(5) {
                 let (head, tail) = (&t[..k], &t[t.len() - k..]);
                 if head[0] >= 0x80 && cont(&head[1..]) {
                     note(&mut after, short(head), t[k], r);
                 }
-                if (0xC2..0xF0).contains(&tail[0]) && cont(&tail[1..]) {
+                if (0xC2..0xF5).contains(&tail[0]) && cont(&tail[1..]) {
                     note(&mut before, short(tail), t[t.len() - k - 1], r);
                 }
             }
         }
         // the bytes with a token of rank <= limit there
         let at_most =
-            |map: &FxHashMap<u32, Neighbours>, s: &[u8], limit: u32, set: &mut ByteSet| {
+            |map: &FxHashMap<u64, Neighbours>, s: &[u8], limit: u32, set: &mut ByteSet| {
                 for &(b, r) in map.get(&short(s)).into_iter().flatten() {
                     if r <= limit {
                         set[(b >> 6) as usize] |= 1 << (b & 63);
                     }
                 }
             };
-        let mut ids = vec![(NONE, 0); 1 << 16].into_boxed_slice();
+        let mut ids = vec![(NONE, 0); END as usize].into_boxed_slice();
         let none = Guard {
             before: [0; 4],
             after: [0; 4],
@@ -150,7 +156,7 @@ impl Atoms {
         let mut guards = vec![none]; // (index 0: nothing more)
         let mut guard_index: FxHashMap<Guard, u32> = FxHashMap::default();
         let mut buf = [0u8; 4];
-        for cp in 0x80..0x10000u32 {
+        for cp in 0x80..END {
             let Some(c) = char::from_u32(cp) else {
                 continue; // (surrogates)
             };
@@ -158,7 +164,7 @@ impl Atoms {
             let (merged, max_rank) = merge(b);
             let (first, second) = match merged[..] {
                 [one] if token_id(b) == Some(one) => (one, NONE),
-                [one, two] if b.len() == 3 => (one, two),
+                [one, two] if b.len() >= 3 => (one, two),
                 _ => continue, // (no merge, or a duplicate token's id)
             };
             // the bytes before `c` that end a token with a prefix of `c` (or `c` itself),
@@ -228,6 +234,12 @@ impl Atoms {
                 return None; // (overlong)
             }
             (cp, 3)
+        } else if lead == 0xF0 {
+            let cp = cont(1)? << 12 | cont(2)? << 6 | cont(3)?;
+            if !(0x10000..END).contains(&cp) {
+                return None; // (overlong, or beyond the table)
+            }
+            (cp, 4)
         } else {
             return None;
         };

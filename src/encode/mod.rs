@@ -563,12 +563,13 @@ mod tests {
     /// merges alone into two tokens).
     #[test]
     fn atoms_change_no_ids() {
-        let chars: [&[u8]; 5] = [
+        let chars: [&[u8]; 6] = [
             b"a",
             "\u{e9}".as_bytes(),
             "\u{4e2d}".as_bytes(),
             "\u{6587}".as_bytes(),
             "\u{436}".as_bytes(),
+            "\u{1f600}".as_bytes(),
         ];
         let mut rng = crate::test_rng(99);
         let (mut atoms_seen, mut guarded_seen, mut pairs_seen) = (0, 0, 0);
