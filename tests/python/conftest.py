@@ -17,6 +17,15 @@ settings.register_profile(
 settings.load_profile("bytepair")
 
 
+NO_DATA = "shared test data not found at"
+
+
+def data_path() -> Path:
+    """``$BYTEPAIR_DATA`` if set, else ``<repo>/../shared/data``."""
+    env = os.environ.get("BYTEPAIR_DATA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The shared test data folder (DESIGN.md §5).
@@ -24,10 +33,9 @@ def data_dir() -> Path:
     It is ``$BYTEPAIR_DATA`` if set, else ``<repo>/../shared/data``. Tests that use it skip
     when it is absent, unless ``BYTEPAIR_REQUIRE_DATA=1`` (as in CI), which makes them fail.
     """
-    env = os.environ.get("BYTEPAIR_DATA")
-    path = Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+    path = data_path()
     if not path.is_dir():
-        reason = f"shared test data not found at {path} (set BYTEPAIR_DATA to its location)"
+        reason = f"{NO_DATA} {path} (set BYTEPAIR_DATA to its location)"
         if os.environ.get("BYTEPAIR_REQUIRE_DATA") == "1":
             pytest.fail(reason + "; BYTEPAIR_REQUIRE_DATA=1 requires it")
         pytest.skip(reason)
@@ -44,3 +52,16 @@ def local_encodings(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BYTEPAIR_CACHE_DIR", raising=False)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/nonexistent-bytepair-test-cache")
     encodings._cache.clear()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Says loudly when tests skipped for want of the shared data: a green run without it
+    tested about half of the suite (CI sets ``BYTEPAIR_REQUIRE_DATA=1``, failing them)."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if NO_DATA in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_sep("=", "shared test data missing", yellow=True, bold=True)
+        terminalreporter.write_line(
+            f"{len(skipped)} tests skipped: no shared data at {data_path()}. Put the data "
+            "folder there (the checkout's ../shared/data) or set BYTEPAIR_DATA to it; "
+            "BYTEPAIR_REQUIRE_DATA=1 (as in CI) makes them fail instead."
+        )
