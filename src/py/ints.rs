@@ -11,12 +11,18 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use rayon::prelude::*;
 
 use crate::Rank;
 
 /// A count that `Py_DECREF`s of uncounted references cannot bring to zero (2^60 of them
 /// would take centuries).
 const PINNED: ffi::Py_ssize_t = 1 << 60;
+
+/// The item slots of a new list, written by several threads (each its own slots).
+struct Slots(*mut *mut ffi::PyObject);
+// SAFETY: the threads write disjoint slots of a list no one else sees yet
+unsafe impl Sync for Slots {}
 
 pub struct IntCache {
     ints: Vec<Py<PyAny>>,
@@ -48,21 +54,58 @@ impl IntCache {
         Self { ints, pinned }
     }
 
-    /// A list of the ints of `ids`, each below the `n` the cache was made with.
-    pub fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+    /// One list of the ints of the ids of `parts`, in order, each below the `n` the cache
+    /// was made with. With several parts (one long text encoded on several cores) the
+    /// pinned ints are stored by the cores in parallel too: filling the list was a serial
+    /// fifth of such a call.
+    pub fn list<'py>(
+        &self,
+        py: Python<'py>,
+        parts: &[impl AsRef<[Rank]> + Sync],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let all = || parts.iter().flat_map(|p| p.as_ref());
         if !self.pinned {
-            return PyList::new(py, ids.iter().map(|&i| self.ints[i as usize].bind(py)));
+            return PyList::new(py, all().map(|&i| self.ints[i as usize].bind(py)));
         }
+        let len: usize = parts.iter().map(|p| p.as_ref().len()).sum();
         // SAFETY: `PyList_New` gives a new list of `len` empty slots (or NULL with an
-        // exception set); each slot is filled once with a live int whose count is `PINNED`,
-        // so the reference the list holds need not be counted (see the module comment)
+        // exception set), which no other code can see until it is returned; each slot is
+        // filled once with a live int whose count is `PINNED`, so the reference the list
+        // holds need not be counted (see the module comment). The threads only store
+        // pointers into their own slots; the GIL stays held.
         unsafe {
-            let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+            let list = ffi::PyList_New(len as ffi::Py_ssize_t);
             if list.is_null() {
                 return Err(PyErr::fetch(py));
             }
-            for (k, &i) in ids.iter().enumerate() {
-                ffi::PyList_SET_ITEM(list, k as ffi::Py_ssize_t, self.ints[i as usize].as_ptr());
+            let items = Slots((*(list as *mut ffi::PyListObject)).ob_item);
+            let fill = |start: usize, ids: &[Rank]| {
+                let items = &items;
+                for (k, &i) in ids.iter().enumerate() {
+                    *items.0.add(start + k) = self.ints[i as usize].as_ptr();
+                }
+            };
+            let starts: Vec<usize> = parts
+                .iter()
+                .scan(0, |at, p| {
+                    let start = *at;
+                    *at += p.as_ref().len();
+                    Some(start)
+                })
+                .collect();
+            let on_every_core = parts.len() > 1
+                && super::run_in_pool(None, || {
+                    parts
+                        .par_iter()
+                        .zip(&starts)
+                        .for_each(|(p, &start)| fill(start, p.as_ref()))
+                })
+                .is_ok();
+            if !on_every_core {
+                // (one part, or no pool could be made: the slots are filled here)
+                for (p, &start) in parts.iter().zip(&starts) {
+                    fill(start, p.as_ref());
+                }
             }
             Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
         }

@@ -24,6 +24,9 @@ pub struct CoreBPE {
     ints: OnceLock<IntCache>,
 }
 
+/// The ids of one text, in parts (several when it was encoded on several cores).
+type TextIds = Vec<Vec<Rank>>;
+
 /// Vocabularies up to this many ids get the int cache (a few MB at most).
 const INT_CACHE_MAX: usize = 1 << 21;
 
@@ -69,7 +72,7 @@ impl CoreBPE {
         py: Python<'_>,
         text: &str,
         specials: Option<Option<&encode::AllowedSpecial>>,
-    ) -> PyResult<Vec<Rank>> {
+    ) -> PyResult<TextIds> {
         let one = |t: &str| self.enc.encode(t, specials);
         // (the length first: even a cheap count of CPUs is a system call)
         let threads = if text.len() >= PARALLEL_MIN {
@@ -79,18 +82,19 @@ impl CoreBPE {
         };
         let parallel = threads > 1;
         if !parallel && text.len() <= 2 * INTERRUPT_PART {
-            return py.detach(|| one(text)).map_err(to_py);
+            return Ok(vec![py.detach(|| one(text)).map_err(to_py)?]);
         }
-        let mut ids = Vec::with_capacity(text.len() / 4);
         if !parallel {
+            let mut ids = Vec::with_capacity(text.len() / 4);
             let parts = py.detach(|| self.enc.split_into_parts(text, specials, INTERRUPT_PART));
             for part in parts {
                 py.check_signals()?;
                 py.detach(|| self.enc.encode_into(part, specials, &mut ids))
                     .map_err(to_py)?;
             }
-            return Ok(ids);
+            return Ok(vec![ids]);
         }
+        let mut ids = Vec::new();
         // about four parts per thread, so that a part slower than the others (a run of
         // Chinese in English text) leaves no long tail
         let target = (text.len() / (4 * threads)).clamp(PARALLEL_MIN / 4, INTERRUPT_PART);
@@ -103,7 +107,7 @@ impl CoreBPE {
                 })
             })?;
             for part in got {
-                ids.extend_from_slice(&part.map_err(to_py)?);
+                ids.push(part.map_err(to_py)?);
             }
         }
         Ok(ids)
@@ -121,11 +125,23 @@ impl CoreBPE {
     }
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        self.id_list_of_parts(py, std::slice::from_ref(&ids))
+    }
+
+    /// One list of the ids of `parts` in order (filled by every core when there are several
+    /// parts: see `IntCache::list`).
+    fn id_list_of_parts<'py>(
+        &self,
+        py: Python<'py>,
+        parts: &[impl AsRef<[Rank]> + Sync],
+    ) -> PyResult<Bound<'py, PyList>> {
         let n = self.enc.n_vocab();
         if n > INT_CACHE_MAX {
-            return PyList::new(py, ids);
+            return PyList::new(py, parts.iter().flat_map(|p| p.as_ref()));
         }
-        self.ints.get_or_init(|| IntCache::new(py, n)).list(py, ids)
+        self.ints
+            .get_or_init(|| IntCache::new(py, n))
+            .list(py, parts)
     }
 }
 
@@ -291,7 +307,7 @@ impl CoreBPE {
             return Ok(found.into_any());
         }
         let ids = self.encode_checked(py, &text, None)?;
-        Ok(self.id_list(py, &ids)?.into_any())
+        Ok(self.id_list_of_parts(py, &ids)?.into_any())
     }
 
     /// Encodes with the allowed special tokens mapped to their ids (None: all of them).
@@ -303,7 +319,7 @@ impl CoreBPE {
         allowed: Option<&AllowedSpecial>,
     ) -> PyResult<Bound<'py, PyList>> {
         let ids = self.encode_checked(py, &utf8(text)?, Some(allowed.map(|a| &a.inner)))?;
-        self.id_list(py, &ids)
+        self.id_list_of_parts(py, &ids)
     }
 
     /// The ids of `encode` / `encode_ordinary` as little-endian uint32 bytes, for numpy:
@@ -322,10 +338,11 @@ impl CoreBPE {
             return Ok(found.into_any());
         }
         let specials = (!ordinary).then_some(allowed.map(|a| &a.inner));
-        let ids = self.encode_checked(py, &text, specials)?;
+        let parts = self.encode_checked(py, &text, specials)?;
         // written straight into the bytes object: one copy of the ids, not two
-        let bytes = PyBytes::new_with(py, ids.len() * 4, |out| {
-            for (slot, id) in out.chunks_exact_mut(4).zip(&ids) {
+        let n: usize = parts.iter().map(Vec::len).sum();
+        let bytes = PyBytes::new_with(py, n * 4, |out| {
+            for (slot, id) in out.chunks_exact_mut(4).zip(parts.iter().flatten()) {
                 slot.copy_from_slice(&id.to_le_bytes());
             }
             Ok(())
