@@ -26,25 +26,58 @@ pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
     // SAFETY: the representation is read as PyO3 documents it; the string is immutable and
     // `s` keeps it alive for 'a
     let data = unsafe { s.data()? };
+    // Buffers sized to the text, not to its worst case (3 bytes per unit of a two-byte str
+    // was a large allocation to zero: a tenth of encoding English text with curly quotes).
     let bytes = match data {
         PyStringData::Ucs1(latin1) => {
-            let mut out = vec![0; 2 * latin1.len()];
-            let n = encoding_rs::mem::convert_latin1_to_utf8(latin1, &mut out);
-            out.truncate(n);
-            out
+            let len = latin1.iter().map(|&b| 1 + (b >> 7) as usize).sum();
+            convert(
+                latin1,
+                len,
+                2,
+                encoding_rs::mem::convert_latin1_to_utf8_partial,
+            )
         }
         PyStringData::Ucs2(units) => {
             // a BMP string: UTF-16 without pairs, unless it holds surrogates, which are
-            // then read as UTF-16 (tiktoken's rule) and unpaired ones replaced
-            let mut out = vec![0; 3 * units.len()];
-            let n = encoding_rs::mem::convert_utf16_to_utf8(units, &mut out);
-            out.truncate(n);
-            out
+            // then read as UTF-16 (tiktoken's rule) and unpaired ones replaced (at most three
+            // bytes a unit: a pair's two units make four)
+            let len = units
+                .iter()
+                .map(|&u| 1 + (u >= 0x80) as usize + (u >= 0x800) as usize)
+                .sum();
+            convert(
+                units,
+                len,
+                3,
+                encoding_rs::mem::convert_utf16_to_utf8_partial,
+            )
         }
         PyStringData::Ucs4(chars) => ucs4_to_utf8(chars),
     };
     // SAFETY: both converters write UTF-8
     Ok(Cow::Owned(unsafe { String::from_utf8_unchecked(bytes) }))
+}
+
+/// `src` as UTF-8 by `partial` (an `encoding_rs` converter) into `len` bytes, enough for all
+/// of it; should it stop short all the same, again into `per_unit` bytes a unit, its
+/// documented room (a stop inside a surrogate pair would split the character).
+fn convert<T>(
+    src: &[T],
+    len: usize,
+    per_unit: usize,
+    partial: impl Fn(&[T], &mut [u8]) -> (usize, usize),
+) -> Vec<u8> {
+    let mut out = vec![0; len];
+    let (read, written) = partial(src, &mut out);
+    if read == src.len() {
+        out.truncate(written);
+        return out;
+    }
+    let mut out = vec![0; per_unit * src.len()];
+    let (_, written) = partial(src, &mut out);
+    out.truncate(written);
+    out
 }
 
 /// The UTF-8 that `s` holds already: all of an ASCII string, or the copy CPython made when
