@@ -32,8 +32,8 @@
 //!
 //! The same holds for a character of three or four bytes whose bytes merge alone into two
 //! tokens (the highest rank of those merges `R`): it starts as those two, which no token
-//! joins (in cl100k, where a
-//! third of the Chinese characters of a text are no token, that is 35% less time on it).
+//! joins (in cl100k, where a third of the Chinese characters of a text are no token, that
+//! is 35% less time on it).
 
 use rustc_hash::FxHashMap;
 
@@ -52,6 +52,10 @@ type ByteSet = [u64; 4];
 #[inline]
 fn has(set: &ByteSet, b: u8) -> bool {
     set[(b >> 6) as usize] >> (b & 63) & 1 == 1
+}
+
+fn add(set: &mut ByteSet, b: u8) {
+    set[(b >> 6) as usize] |= 1 << (b & 63);
 }
 
 /// Atoms by code point (below `END`).
@@ -119,7 +123,7 @@ impl Atoms {
         token_id: impl Fn(&[u8]) -> Option<Rank>,
         merge: impl Fn(&[u8]) -> (Vec<Rank>, u32),
     ) -> Self {
-        // for 1-3 bytes s: the bytes that follow s in a token that starts with s (`after`),
+        // for 1-4 bytes s: the bytes that follow s in a token that starts with s (`after`),
         // the bytes that precede s in a token that ends with s (`before`), each with the
         // lowest rank of such a token
         let mut after: FxHashMap<u64, Neighbours> = FxHashMap::default();
@@ -143,7 +147,7 @@ impl Atoms {
             |map: &FxHashMap<u64, Neighbours>, s: &[u8], limit: u32, set: &mut ByteSet| {
                 for &(b, r) in map.get(&short(s)).into_iter().flatten() {
                     if r <= limit {
-                        set[(b >> 6) as usize] |= 1 << (b & 63);
+                        add(set, b);
                     }
                 }
             };

@@ -556,7 +556,7 @@ mod tests {
     }
 
     /// Merging from atoms (whole characters, `atoms.rs`) gives the ids of merging from bytes,
-    /// for random vocabularies over a few characters of 1-3 bytes whose tokens are random
+    /// for random vocabularies over a few characters of 1-4 bytes whose tokens are random
     /// byte strings of them (cutting through characters too) with random ranks, the
     /// characters themselves ranked low in half of them so that many are atoms, many of them
     /// atoms only between some neighbours (guarded), and many of two ids (a character that

@@ -10,9 +10,9 @@
 //! pattern (whose `\s+(?!\S)` does not end a `\r\n` run that way) the place right before a
 //! newline that follows a non-space character is a cut instead: no GPT-2 pre-token holds a
 //! non-space character and then whitespace. A custom pattern might join anything, so its
-//! text is cut only before special tokens. A cut never falls inside a UTF-8 sequence. Training cuts
-//! corpus chunks here; encoding cuts one long text into parts for several threads (and to
-//! answer Ctrl-C between them).
+//! text is cut only before special tokens. A cut never falls inside a UTF-8 sequence.
+//! Training cuts corpus chunks here; encoding cuts one long text into parts for several
+//! threads (and to answer Ctrl-C between them).
 
 use super::{Pretokenizer, SpecialMatcher};
 

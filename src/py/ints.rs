@@ -56,8 +56,8 @@ impl IntCache {
 
     /// One list of the ints of the ids of `parts`, in order, each below the `n` the cache
     /// was made with. With several parts (one long text encoded on several cores) the
-    /// pinned ints are stored by the cores in parallel too: filling the list was a serial
-    /// fifth of such a call.
+    /// pinned ints are stored by the cores in parallel too: filled on this thread, the list
+    /// was a serial part of such a call.
     pub fn list<'py>(
         &self,
         py: Python<'py>,
@@ -80,6 +80,7 @@ impl IntCache {
             }
             let items = Slots((*(list as *mut ffi::PyListObject)).ob_item);
             let fill = |start: usize, ids: &[Rank]| {
+                // (the `Slots`, which is Sync, not its raw pointer, which is not)
                 let items = &items;
                 for (k, &i) in ids.iter().enumerate() {
                     *items.0.add(start + k) = self.ints[i as usize].as_ptr();
