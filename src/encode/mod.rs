@@ -11,6 +11,7 @@
 mod atoms;
 mod cache;
 mod key;
+mod lines;
 mod lookup;
 mod merge;
 mod pairs;
