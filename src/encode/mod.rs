@@ -218,11 +218,15 @@ impl Encoder {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
         let end = text.as_bytes().as_ptr_range().end as usize;
+        let encode = |p: &[u8], o: &mut Vec<Rank>| self.encode_piece(p, o);
         self.cache.with(|cache| {
-            self.pretok.for_each(text, |piece| {
+            let mut ahead = cache::Ahead::default();
+            let r = self.pretok.for_each(text, |piece| {
                 let room = end - piece.as_ptr() as usize;
-                cache.encode(piece.as_bytes(), room, out, |p, o| self.encode_piece(p, o))
-            })
+                cache.push(&mut ahead, piece.as_bytes(), room, out, encode)
+            });
+            cache.finish(&mut ahead, out, encode);
+            r
         })
     }
 
