@@ -5,8 +5,8 @@
 //! converts it with a loop per character (a tenth of the time of `encode_ordinary` on
 //! English with curly quotes), then keeps the copy inside the string for as long as the
 //! string lives (a second copy of a large text). Here an ASCII string, or one whose UTF-8
-//! CPython already holds, is borrowed as it is; any other is converted into a buffer that is
-//! dropped after the call: two-byte strings by `encoding_rs` (SIMD over runs of ASCII).
+//! CPython already holds, is borrowed as it is; any other is converted (runs of ASCII
+//! sixteen characters at a time) into a buffer that is dropped after the call.
 //! Surrogates follow tiktoken (`encode("utf-16", "surrogatepass").decode("utf-16",
 //! "replace")`): a high one followed by a low one is the character they spell, any other
 //! becomes U+FFFD.
@@ -25,59 +25,13 @@ pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
     }
     // SAFETY: the representation is read as PyO3 documents it; the string is immutable and
     // `s` keeps it alive for 'a
-    let data = unsafe { s.data()? };
-    // Buffers sized to the text, not to its worst case (3 bytes per unit of a two-byte str
-    // was a large allocation to zero: a tenth of encoding English text with curly quotes).
-    let bytes = match data {
-        PyStringData::Ucs1(latin1) => {
-            let len = latin1.iter().map(|&b| 1 + (b >> 7) as usize).sum();
-            convert(
-                latin1,
-                len,
-                2,
-                encoding_rs::mem::convert_latin1_to_utf8_partial,
-            )
-        }
-        PyStringData::Ucs2(units) => {
-            // a BMP string: UTF-16 without pairs, unless it holds surrogates, which are
-            // then read as UTF-16 (tiktoken's rule) and unpaired ones replaced (at most three
-            // bytes a unit: a pair's two units make four)
-            let len = units
-                .iter()
-                .map(|&u| 1 + (u >= 0x80) as usize + (u >= 0x800) as usize)
-                .sum();
-            convert(
-                units,
-                len,
-                3,
-                encoding_rs::mem::convert_utf16_to_utf8_partial,
-            )
-        }
-        PyStringData::Ucs4(chars) => ucs4_to_utf8(chars),
+    let bytes = match unsafe { s.data()? } {
+        PyStringData::Ucs1(latin1) => to_utf8(latin1),
+        PyStringData::Ucs2(units) => to_utf8(units),
+        PyStringData::Ucs4(chars) => to_utf8(chars),
     };
-    // SAFETY: both converters write UTF-8
+    // SAFETY: `to_utf8` writes UTF-8
     Ok(Cow::Owned(unsafe { String::from_utf8_unchecked(bytes) }))
-}
-
-/// `src` as UTF-8 by `partial` (an `encoding_rs` converter) into `len` bytes, enough for all
-/// of it; should it stop short all the same, again into `per_unit` bytes a unit, its
-/// documented room (a stop inside a surrogate pair would split the character).
-fn convert<T>(
-    src: &[T],
-    len: usize,
-    per_unit: usize,
-    partial: impl Fn(&[T], &mut [u8]) -> (usize, usize),
-) -> Vec<u8> {
-    let mut out = vec![0; len];
-    let (read, written) = partial(src, &mut out);
-    if read == src.len() {
-        out.truncate(written);
-        return out;
-    }
-    let mut out = vec![0; per_unit * src.len()];
-    let (_, written) = partial(src, &mut out);
-    out.truncate(written);
-    out
 }
 
 /// The UTF-8 that `s` holds already: all of an ASCII string, or the copy CPython made when
@@ -107,48 +61,169 @@ fn held_utf8<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a str> {
     }
 }
 
-/// A four-byte string (one that holds a character beyond U+FFFF) as UTF-8.
-fn ucs4_to_utf8(chars: &[u32]) -> Vec<u8> {
-    let mut out: Vec<u8> = Vec::with_capacity(4 * chars.len());
+/// A unit of CPython's string storage: a byte (Latin-1), a UTF-16 unit (a BMP string), a
+/// code point.
+trait Unit: Copy {
+    /// The most UTF-8 bytes one unit can need.
+    const ROOM: usize;
+    fn get(self) -> u32;
+    /// Copies the ASCII units from `src[i..]` to `dst` sixteen at a time while a whole
+    /// sixteen are ASCII; returns how many were copied.
+    ///
+    /// # Safety
+    /// `dst` must have room for `src.len() - i` bytes.
+    #[inline(always)]
+    unsafe fn ascii_run(_src: &[Self], _i: usize, _dst: *mut u8) -> usize {
+        0
+    }
+}
+
+impl Unit for u8 {
+    const ROOM: usize = 2;
+    #[inline(always)]
+    fn get(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    unsafe fn ascii_run(src: &[u8], mut i: usize, dst: *mut u8) -> usize {
+        let start = i;
+        while i + 16 <= src.len() {
+            let block = (src.as_ptr().add(i) as *const u128).read_unaligned();
+            if block & 0x8080_8080_8080_8080_8080_8080_8080_8080 != 0 {
+                break;
+            }
+            (dst.add(i - start) as *mut u128).write_unaligned(block);
+            i += 16;
+        }
+        i - start
+    }
+}
+
+impl Unit for u16 {
+    const ROOM: usize = 3;
+    #[inline(always)]
+    fn get(self) -> u32 {
+        self as u32
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn ascii_run(src: &[u16], mut i: usize, dst: *mut u8) -> usize {
+        use std::arch::x86_64::*;
+        // (SSE2, part of every x86_64 CPU)
+        let start = i;
+        let high = _mm_set1_epi16(0xFF80u16 as i16);
+        while i + 16 <= src.len() {
+            let p = src.as_ptr().add(i) as *const __m128i;
+            let (a, b) = (_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+            let any = _mm_and_si128(_mm_or_si128(a, b), high);
+            if _mm_movemask_epi8(_mm_cmpeq_epi16(any, _mm_setzero_si128())) != 0xFFFF {
+                break;
+            }
+            _mm_storeu_si128(dst.add(i - start) as *mut __m128i, _mm_packus_epi16(a, b));
+            i += 16;
+        }
+        i - start
+    }
+}
+
+impl Unit for u32 {
+    const ROOM: usize = 4;
+    #[inline(always)]
+    fn get(self) -> u32 {
+        self
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn ascii_run(src: &[u32], mut i: usize, dst: *mut u8) -> usize {
+        use std::arch::x86_64::*;
+        let start = i;
+        let high = _mm_set1_epi32(0xFFFF_FF80u32 as i32);
+        while i + 16 <= src.len() {
+            let p = src.as_ptr().add(i) as *const __m128i;
+            let v = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
+            let or = _mm_or_si128(_mm_or_si128(v[0], v[1]), _mm_or_si128(v[2], v[3]));
+            let any = _mm_and_si128(or, high);
+            if _mm_movemask_epi8(_mm_cmpeq_epi32(any, _mm_setzero_si128())) != 0xFFFF {
+                break;
+            }
+            // (values below 0x80: the saturating packs keep them as they are)
+            let lo = _mm_packs_epi32(v[0], v[1]);
+            let hi = _mm_packs_epi32(v[2], v[3]);
+            _mm_storeu_si128(dst.add(i - start) as *mut __m128i, _mm_packus_epi16(lo, hi));
+            i += 16;
+        }
+        i - start
+    }
+}
+
+/// A CPython string's units as UTF-8, in one pass: runs of ASCII sixteen units at a time,
+/// into a buffer of the worst case (`T::ROOM` bytes a unit) that is never zeroed, so only
+/// the pages written are touched. (encoding_rs' converters write into initialized memory:
+/// zeroing the worst case, or a first pass to count the exact size, cost as much as the
+/// conversion.) Surrogates follow tiktoken (see the module doc): a high one followed by a
+/// low one is the character they spell, any other is U+FFFD.
+fn to_utf8<T: Unit>(units: &[T]) -> Vec<u8> {
+    let len = units.len();
+    let mut out: Vec<u8> = Vec::with_capacity(T::ROOM * len);
     let dst = out.as_mut_ptr();
     let mut n = 0;
     let mut i = 0;
-    while i < chars.len() {
-        let mut c = chars[i];
-        i += 1;
-        if (0xD800..=0xDFFF).contains(&c) {
-            c = match chars.get(i) {
-                Some(&low) if c < 0xDC00 && (0xDC00..=0xDFFF).contains(&low) => {
-                    i += 1;
-                    0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00)
+    // SAFETY: the writes stay below `T::ROOM * len`: an ASCII unit takes one byte, any other
+    // at most `T::ROOM` (a surrogate pair's two units, four, at most 2 * ROOM); `n` counts
+    // the bytes written, all of them before `set_len`
+    unsafe {
+        while i < len {
+            let k = T::ascii_run(units, i, dst.add(n));
+            i += k;
+            n += k;
+            // then one unit at a time, sixteen of them (or to the end) before trying the
+            // fast path again
+            let end = (i + 16).min(len);
+            while i < end {
+                let u = units[i].get();
+                i += 1;
+                if u < 0x80 {
+                    *dst.add(n) = u as u8;
+                    n += 1;
+                    continue;
                 }
-                _ => 0xFFFD,
-            };
-        }
-        // SAFETY: at most 4 bytes per character were reserved, and `n` counts those written
-        unsafe {
-            if c < 0x80 {
-                *dst.add(n) = c as u8;
-                n += 1;
-            } else if c < 0x800 {
-                *dst.add(n) = 0xC0 | (c >> 6) as u8;
-                *dst.add(n + 1) = 0x80 | (c & 0x3F) as u8;
-                n += 2;
-            } else if c < 0x10000 {
-                *dst.add(n) = 0xE0 | (c >> 12) as u8;
-                *dst.add(n + 1) = 0x80 | ((c >> 6) & 0x3F) as u8;
-                *dst.add(n + 2) = 0x80 | (c & 0x3F) as u8;
-                n += 3;
-            } else {
-                // (CPython's strings hold no code point above U+10FFFF)
-                *dst.add(n) = 0xF0 | (c >> 18) as u8;
-                *dst.add(n + 1) = 0x80 | ((c >> 12) & 0x3F) as u8;
-                *dst.add(n + 2) = 0x80 | ((c >> 6) & 0x3F) as u8;
-                *dst.add(n + 3) = 0x80 | (c & 0x3F) as u8;
-                n += 4;
+                let c = if !(0xD800..0xE000).contains(&u) {
+                    u
+                } else if u < 0xDC00 && i < len && (0xDC00..0xE000).contains(&units[i].get()) {
+                    i += 1;
+                    0x10000 + ((u - 0xD800) << 10) + (units[i - 1].get() - 0xDC00)
+                } else {
+                    0xFFFD
+                };
+                n += write_char(dst.add(n), c);
             }
-            out.set_len(n);
         }
+        out.set_len(n);
     }
     out
+}
+
+/// Writes the UTF-8 of code point `c` (0x80 <= c <= 0x10FFFF, no surrogate) at `dst`;
+/// returns its length.
+///
+/// # Safety
+/// `dst` must have room for that many bytes (2 to 4).
+#[inline(always)]
+unsafe fn write_char(dst: *mut u8, c: u32) -> usize {
+    if c < 0x800 {
+        *dst = 0xC0 | (c >> 6) as u8;
+        *dst.add(1) = 0x80 | (c & 0x3F) as u8;
+        2
+    } else if c < 0x10000 {
+        *dst = 0xE0 | (c >> 12) as u8;
+        *dst.add(1) = 0x80 | ((c >> 6) & 0x3F) as u8;
+        *dst.add(2) = 0x80 | (c & 0x3F) as u8;
+        3
+    } else {
+        *dst = 0xF0 | (c >> 18) as u8;
+        *dst.add(1) = 0x80 | ((c >> 12) & 0x3F) as u8;
+        *dst.add(2) = 0x80 | ((c >> 6) & 0x3F) as u8;
+        *dst.add(3) = 0x80 | (c & 0x3F) as u8;
+        4
+    }
 }

@@ -373,7 +373,15 @@ def test_surrogates_property(
 
 @given(
     st.lists(
-        st.sampled_from(["a", " ", "\n", "é", "ÿ", "\x85", "中", "’", "😀", "\ud83d", "\ude00"])
+        st.one_of(
+            st.sampled_from(
+                ["a", " ", "\n", "é", "ÿ", "\x85", "中", "’", "😀", "\ud83d", "\ude00"]
+                # the edges of each UTF-8 length
+                + ["\x7f", "\x80", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff"]
+            ),
+            # runs of ASCII across the converter's blocks of sixteen characters
+            st.text(alphabet="ab \n", min_size=14, max_size=40),
+        )
     ),
     st.booleans(),
 )
@@ -385,6 +393,10 @@ def test_every_kind_of_str(
     # here by a first encode whose check for one special token asks CPython for it)
     text = "".join(parts)
     expected = cl100k_enc.encode(text)  # (tiktoken fixes surrogates first)
+    # the text the core saw, character for character
+    assert cl100k.decode(cl100k.encode_ordinary(text)) == text.encode(
+        "utf-16", "surrogatepass"
+    ).decode("utf-16", "replace")
     if held:
         assert cl100k.encode(text, disallowed_special={"<|endoftext|>"}) == expected
     assert cl100k.encode_ordinary(text) == expected
