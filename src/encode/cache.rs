@@ -463,7 +463,15 @@ mod tests {
             spans.push(text.len()..text.len() + p.len());
             text.extend_from_slice(p);
         }
-        for n in [0, 1, AHEAD - 1, AHEAD, AHEAD + 1, 3 * AHEAD + 5, spans.len()] {
+        for n in [
+            0,
+            1,
+            AHEAD - 1,
+            AHEAD,
+            AHEAD + 1,
+            3 * AHEAD + 5,
+            spans.len(),
+        ] {
             let fresh = PieceCache::default();
             let (mut got, mut want) = (Vec::new(), Vec::new());
             fresh.with(|table| {

@@ -4,9 +4,11 @@
 //! per token, the int objects were half of it; taken from this cache, a list costs one
 //! reference per id. On CPython 3.11 and older that reference is still an increment of the
 //! int's count, a write to its memory for every token (~0.6 ns per byte of English text,
-//! a tenth of `encode_ordinary`): there the cached ints are given a count of 2^60 once, so
-//! that no program could ever release them all, and lists take them without counting (what
-//! CPython 3.12 does itself for its immortal objects; there the increments stay).
+//! a tenth of `encode_ordinary`): there the cache holds copies of the ints, laid out one
+//! every 32 bytes in memory of its own and given a count of 2^60, so that no program could
+//! ever release them all; lists take them without counting (what CPython 3.12 does itself
+//! for its immortal objects; there the increments stay), and find the int of id `i` at
+//! `block + 32 * i` without reading a table.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -25,33 +27,82 @@ struct Slots(*mut *mut ffi::PyObject);
 unsafe impl Sync for Slots {}
 
 pub struct IntCache {
+    /// The ints themselves (empty when `pinned` holds copies).
     ints: Vec<Py<PyAny>>,
-    /// The ints have the count `PINNED`: a list may hold them uncounted.
-    pinned: bool,
+    /// Pinned ints (CPython < 3.12): copies of the ints `0..n` laid out `STRIDE` bytes
+    /// apart, each with the count `PINNED` (a list may hold them uncounted), so that the int
+    /// of id `i` is at `block + i * STRIDE`: a list is filled by arithmetic, where a read of
+    /// `ints[i]` (a table of megabytes, read in the order of the ids) was a tenth of
+    /// `encode_ordinary` on English text.
+    pinned: Option<Block>,
 }
+
+/// The bytes of one int object of a block: CPython 3.11's `PyLongObject` of one digit is
+/// 28 bytes (count, type, size, digit); 32 keeps each in its own half line.
+const STRIDE: usize = 32;
+
+/// The memory of one int of a block (aligned as CPython's allocator aligns objects, and
+/// more).
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Slot([u8; STRIDE]);
+
+/// Int objects in memory of our own, never freed (lists may hold them for ever).
+struct Block(*mut u8);
+// SAFETY: the block is written once, before it is shared, and only read after (counts
+// change only with the GIL held, as for any object)
+unsafe impl Send for Block {}
+unsafe impl Sync for Block {}
 
 impl IntCache {
     /// The ints `0..n`.
     pub fn new(py: Python<'_>, n: usize) -> Self {
         // Before 3.12 the count is the object's first field, a plain `Py_ssize_t`, and no
         // build is free-threaded; PyPy and others keep counting
-        let pinned = py.version_info() < (3, 12)
+        let cpython_before_312 = py.version_info() < (3, 12)
             && py
                 .import("sys")
                 .and_then(|sys| sys.getattr("implementation")?.getattr("name")?.extract())
                 .is_ok_and(|name: String| name == "cpython");
-        let ints = (0..n as Rank)
+        let ints: Vec<Py<PyAny>> = (0..n as Rank)
             .map(|i| {
                 let Ok(int) = i.into_pyobject(py);
-                let int = int.into_any().unbind();
-                if pinned {
-                    // SAFETY: a live object of CPython < 3.12, whose first field is its count
-                    unsafe { *(int.as_ptr() as *mut ffi::Py_ssize_t) = PINNED };
-                }
-                int
+                int.into_any().unbind()
             })
             .collect();
-        Self { ints, pinned }
+        match cpython_before_312.then(|| Self::block(&ints)).flatten() {
+            Some(block) => Self {
+                ints: Vec::new(),
+                pinned: Some(block),
+            },
+            None => Self { ints, pinned: None },
+        }
+    }
+
+    /// Copies of `ints` laid out `STRIDE` bytes apart with the count `PINNED`, or None if
+    /// one does not fit.
+    fn block(ints: &[Py<PyAny>]) -> Option<Block> {
+        // SAFETY: each int is a live object whose size is its type's basic size plus its
+        // digits (CPython's own rule, `_PyObject_VAR_SIZE`); the copy holds no pointer but
+        // to the static int type, which instances do not count; the block is leaked, so the
+        // copies are never freed, and their count never reaches zero
+        unsafe {
+            let mut block = vec![Slot([0; STRIDE]); ints.len()].into_boxed_slice();
+            let base = block.as_mut_ptr() as *mut u8;
+            for (i, int) in ints.iter().enumerate() {
+                let op = int.as_ptr();
+                let tp = ffi::Py_TYPE(op);
+                let digits = (*(op as *mut ffi::PyVarObject)).ob_size.unsigned_abs();
+                let size = (*tp).tp_basicsize as usize + digits * (*tp).tp_itemsize as usize;
+                if size > STRIDE {
+                    return None;
+                }
+                let dst = base.add(i * STRIDE);
+                std::ptr::copy_nonoverlapping(op as *const u8, dst, size);
+                *(dst as *mut ffi::Py_ssize_t) = PINNED;
+            }
+            Some(Block(Box::leak(block).as_mut_ptr() as *mut u8))
+        }
     }
 
     /// One list of the ints of the ids of `parts`, in order, each below the `n` the cache
@@ -64,9 +115,10 @@ impl IntCache {
         parts: &[impl AsRef<[Rank]> + Sync],
     ) -> PyResult<Bound<'py, PyList>> {
         let all = || parts.iter().flat_map(|p| p.as_ref());
-        if !self.pinned {
+        let Some(block) = &self.pinned else {
             return PyList::new(py, all().map(|&i| self.ints[i as usize].bind(py)));
-        }
+        };
+        let base = block.0 as usize;
         let len: usize = parts.iter().map(|p| p.as_ref().len()).sum();
         // SAFETY: `PyList_New` gives a new list of `len` empty slots (or NULL with an
         // exception set), which no other code can see until it is returned; each slot is
@@ -83,7 +135,7 @@ impl IntCache {
                 // (the `Slots`, which is Sync, not its raw pointer, which is not)
                 let items = &items;
                 for (k, &i) in ids.iter().enumerate() {
-                    *items.0.add(start + k) = self.ints[i as usize].as_ptr();
+                    *items.0.add(start + k) = (base + i as usize * STRIDE) as *mut ffi::PyObject;
                 }
             };
             let starts: Vec<usize> = parts

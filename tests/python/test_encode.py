@@ -13,8 +13,11 @@ files. Every other shared corpus file is covered in full, every line.
 
 from __future__ import annotations
 
+import gc
 import io
+import json
 import os
+import pickle
 import random
 import signal
 import string
@@ -315,6 +318,27 @@ def test_round_trip_and_tiktoken(
     assert gpt2.encode_ordinary(text) == ids
     assert gpt2.decode(ids) == text
     assert gpt2.decode_bytes(ids) == text.encode("utf-8")
+
+
+def test_ids_are_plain_ints(cl100k: bytepair.Encoding) -> None:
+    # on CPython < 3.12 the ints of a list are copies kept by the core (src/py/ints.rs):
+    # they must behave as the ints Python makes, whatever is done with them
+    text = '! " # 0 1 2 hello world 100 000' * 50
+    ids = cl100k.encode_ordinary(text)
+    same = [int(str(i)) for i in ids]
+    assert ids == same and sorted(ids) == sorted(same)
+    assert all(type(i) is int for i in ids)
+    assert [hash(i) for i in ids] == [hash(i) for i in same]
+    assert {i: k for k, i in enumerate(ids)} == {i: k for k, i in enumerate(same)}
+    assert [i + 1 for i in ids] == [i + 1 for i in same]
+    assert [i.to_bytes(4, "little") for i in ids] == [i.to_bytes(4, "little") for i in same]
+    assert pickle.loads(pickle.dumps(ids)) == same
+    assert json.loads(json.dumps(ids)) == same
+    assert ids.count(0) == text.count("!") > 0  # id 0 is "!"
+    lists = [cl100k.encode_ordinary(text) for _ in range(200)]
+    del lists, ids
+    gc.collect()
+    assert cl100k.encode_ordinary(text) == same
 
 
 def test_empty_string(gpt2: bytepair.Tokenizer) -> None:
