@@ -20,18 +20,49 @@ use pyo3::types::PyString;
 
 /// The UTF-8 of `s` (see the module doc for surrogates).
 pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    Ok(source(s)?.utf8())
+}
+
+/// A string's storage, read with the GIL held, to be converted to UTF-8 without it (by
+/// any thread: the string is immutable and its owner keeps it alive for 'a).
+pub enum Source<'a> {
+    Utf8(&'a str),
+    Data(PyStringData<'a>),
+}
+
+/// The storage of `s`: its UTF-8 if it holds it (ASCII, or converted before), else its
+/// characters.
+pub fn source<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
     if let Some(held) = held_utf8(s) {
-        return Ok(Cow::Borrowed(held));
+        return Ok(Source::Utf8(held));
     }
     // SAFETY: the representation is read as PyO3 documents it; the string is immutable and
     // `s` keeps it alive for 'a
-    let bytes = match unsafe { s.data()? } {
-        PyStringData::Ucs1(latin1) => to_utf8(latin1),
-        PyStringData::Ucs2(units) => to_utf8(units),
-        PyStringData::Ucs4(chars) => to_utf8(chars),
-    };
-    // SAFETY: `to_utf8` writes UTF-8
-    Ok(Cow::Owned(unsafe { String::from_utf8_unchecked(bytes) }))
+    Ok(Source::Data(unsafe { s.data()? }))
+}
+
+impl<'a> Source<'a> {
+    /// Units of the string (bytes of UTF-8, or characters): the work of `utf8`.
+    pub fn len(&self) -> usize {
+        match self {
+            Source::Utf8(t) => t.len(),
+            Source::Data(PyStringData::Ucs1(u)) => u.len(),
+            Source::Data(PyStringData::Ucs2(u)) => u.len(),
+            Source::Data(PyStringData::Ucs4(u)) => u.len(),
+        }
+    }
+
+    /// The string as UTF-8: borrowed when held, else converted.
+    pub fn utf8(&self) -> Cow<'a, str> {
+        let bytes = match self {
+            Source::Utf8(t) => return Cow::Borrowed(t),
+            Source::Data(PyStringData::Ucs1(latin1)) => to_utf8(latin1),
+            Source::Data(PyStringData::Ucs2(units)) => to_utf8(units),
+            Source::Data(PyStringData::Ucs4(chars)) => to_utf8(chars),
+        };
+        // SAFETY: `to_utf8` writes UTF-8
+        Cow::Owned(unsafe { String::from_utf8_unchecked(bytes) })
+    }
 }
 
 /// The UTF-8 that `s` holds already: all of an ASCII string, or the copy CPython made when

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::errors::to_py;
 use super::ints::IntCache;
-use super::text::utf8;
+use super::text::{source, utf8};
 use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
@@ -362,8 +362,20 @@ impl CoreBPE {
         num_threads: Option<usize>,
         disallowed: Option<&AllowedSpecial>,
     ) -> PyResult<(Vec<Bound<'py, PyList>>, Option<String>)> {
-        // (ASCII texts borrowed, not copied: src/py/text.rs)
-        let texts = texts.iter().map(utf8).collect::<PyResult<Vec<_>>>()?;
+        // (ASCII texts borrowed, not copied: src/py/text.rs). Converted on every core of
+        // the batch when they are many megabytes: done here one by one, the conversion was
+        // a serial part of the batch (2.5 ms of 45 for 10 MB of English on two cores).
+        let sources = texts.iter().map(source).collect::<PyResult<Vec<_>>>()?;
+        let units: usize = sources.iter().map(|s| s.len()).sum();
+        let texts: Vec<Cow<'_, str>> = if units >= 1 << 20 && pool_size(num_threads) > 1 {
+            py.detach(|| {
+                run_in_pool(num_threads, || {
+                    sources.par_iter().map(|s| s.utf8()).collect::<Vec<_>>()
+                })
+            })?
+        } else {
+            sources.iter().map(|s| s.utf8()).collect()
+        };
         if let Some(d) = disallowed {
             let found = py.detach(|| {
                 run_in_pool(num_threads, || {

@@ -645,6 +645,31 @@ def test_one_long_text_on_every_core(
         os.sched_setaffinity(0, cores)
 
 
+def test_encode_batch_converts_every_kind_of_str_in_parallel(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding
+) -> None:
+    # a batch of a million characters or more is converted to UTF-8 on every core
+    # (src/py/text.rs Source): every storage kind of str, surrogates and the UTF-8 that
+    # CPython may already hold among them
+    rng = random.Random(7)
+    pick = lambda chars, n: "".join(rng.choice(chars) for _ in range(n))  # noqa: E731
+    held = pick("abc é\n’", 100_000)
+    gpt2.encode(held, disallowed_special={"<|endoftext|>"})  # (CPython now holds its UTF-8)
+    texts = [
+        pick("ab cd\n", 300_000),  # ASCII
+        pick("ab cdéÿ\x85\n", 300_000),  # one byte a character
+        pick("ab cd’中\n", 400_000),  # two
+        pick("ab cd😀é\n", 300_000),  # four
+        pick("ab \ud83d\ude00\ud800", 100_000),  # surrogates
+        held,
+        "",
+    ]
+    want = [gpt2_enc.encode_ordinary(t) for t in texts]
+    for threads in (1, 2, 3):
+        assert_all_equal(gpt2.encode_ordinary_batch(texts, num_threads=threads), want, texts)
+    assert_all_equal(gpt2.encode_batch(texts, num_threads=2), want, texts)
+
+
 def test_encode_batch_of_long_texts_custom_pattern(
     gpt2: bytepair.Tokenizer, ewt_lines: list[str]
 ) -> None:
