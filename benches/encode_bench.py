@@ -249,9 +249,13 @@ def run(
         lib[mode](texts[0])
     speeds: dict[str, list[float]] = {k: [] for k in libs}
     wrong: dict[str, str] = {}
+    names = list(libs)
     for k, text in enumerate(texts[1:], 1):
         out = {}
-        for name, lib in libs.items():
+        # each slice in another order: a library that runs right after another meets the
+        # CPU's caches as that one left them (HF's are the largest)
+        for name in names[k % len(names) :] + names[: k % len(names)]:
+            lib = libs[name]
             own = fresh(text)
             gc.collect()
             gc.disable()
@@ -365,29 +369,31 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
 
 def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], None]) -> str:
     """bytepair alone: a batch of a few big texts and one of many tiny ones, on 1 thread vs
-    all CPUs (each timed on distinct text after a warm-up)."""
+    all CPUs, each batch new to both (a thread's piece cache would otherwise know it): the
+    batches alternate between 1 and all threads after a warm-up of each."""
     import bytepair
 
     tok = bytepair.get_encoding("cl100k_base")
     n = max(args.threads, 2)
     # a large batch: 4 x the slice size (the English corpus holds 45 MB)
-    mb = min(4 * args.mb, 40 / (args.repeats + 1))
-    big = slices(data, "english", args.repeats + 1, int(mb * 1e6))
+    mb = min(4 * args.mb, 40 / (2 * args.repeats + 1))
+    big = slices(data, "english", 2 * args.repeats + 1, int(mb * 1e6))
     docs = [pieces(t, "cl100k_base", len(t) // (2 * n) + 1) for t in big]
     tiny = [[line[:12] for line in split_lines(t)][:100_000] for t in big]
     rows = []
     for what, batches in [
-        (f"{2 * n} big texts ({mb:g} MB in all)", docs),
+        (f"{2 * n} big texts ({mb:.1f} MB in all)", docs),
         ("100,000 strings of <= 12 chars", tiny),
     ]:
         times: dict[int, list[float]] = {1: [], n: []}
         for k in (1, n):
             tok.encode_ordinary_batch(batches[0], num_threads=k)
-        for batch in batches[1:]:
-            for k in (1, n):
-                t0 = time.perf_counter()
-                tok.encode_ordinary_batch(batch, num_threads=k)
-                times[k].append(time.perf_counter() - t0)
+        for i, batch in enumerate(batches[1:]):
+            k = 1 if i % 2 == 0 else n
+            batch = fresh(batch)
+            t0 = time.perf_counter()
+            tok.encode_ordinary_batch(batch, num_threads=k)
+            times[k].append(time.perf_counter() - t0)
         one, many = statistics.median(times[1]), statistics.median(times[n])
         log(f"    {what}: {one:.3f} s vs {many:.3f} s")
         rows.append(f"| {what} | {one:.3f} | {many:.3f} | {one / many:.2f}x |")
