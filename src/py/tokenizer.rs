@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
+use pyo3::sync::OnceLockExt;
 use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
 
@@ -139,8 +140,10 @@ impl CoreBPE {
         if n > INT_CACHE_MAX {
             return PyList::new(py, parts.iter().flat_map(|p| p.as_ref()));
         }
+        // (made with Python code that may let other threads run: a thread that waited for
+        // the lock holding the GIL would deadlock with the maker)
         self.ints
-            .get_or_init(|| IntCache::new(py, n))
+            .get_or_init_py_attached(py, || IntCache::new(py, n))
             .list(py, parts)
     }
 }

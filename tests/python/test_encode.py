@@ -21,6 +21,7 @@ import pickle
 import random
 import signal
 import string
+import subprocess
 import sys
 import threading
 import time
@@ -178,6 +179,45 @@ def test_id_lists_share_pinned_ints(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken
     pinned = sys.implementation.name == "cpython" and sys.version_info < (3, 12)
     if pinned:
         assert min(map(sys.getrefcount, ints)) > 2**59
+
+
+_FIRST_ENCODE_IN_THREADS = """
+import builtins, threading, time
+import bytepair
+
+vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"}
+tok = bytepair.Tokenizer(vocab, [(b"a", b"b")])  # new: its int cache is not made yet
+plain_import = builtins.__import__
+
+def slow_import(*args, **kwargs):
+    time.sleep(0.2)  # an import hook that lets other threads run
+    return plain_import(*args, **kwargs)
+
+builtins.__import__ = slow_import
+got = []
+threads = [threading.Thread(target=lambda: got.append(tok.encode("ab ab"))) for _ in range(4)]
+for t in threads:
+    t.start()
+    time.sleep(0.05)
+for t in threads:
+    t.join()
+builtins.__import__ = plain_import
+print(len(got), got[0])
+"""
+
+
+def test_first_encode_from_many_threads_does_not_deadlock() -> None:
+    # found by QA: the first list of ids makes the tokenizer's int cache, with Python code
+    # (an import) that may let other threads run; a thread that then waited for the cache
+    # holding the GIL deadlocked with the thread making it
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_ENCODE_IN_THREADS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4", "[256,", "32,", "256]"]
 
 
 class TooSlow(Exception):
