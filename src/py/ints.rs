@@ -33,7 +33,7 @@ pub struct IntCache {
     /// apart, each with the count `PINNED` (a list may hold them uncounted), so that the int
     /// of id `i` is at `block + i * STRIDE`: a list is filled by arithmetic, where a read of
     /// `ints[i]` (a table of megabytes, read in the order of the ids) was a tenth of
-    /// `encode_ordinary` on English text.
+    /// `encode_ordinary` on English text. One block serves every tokenizer (`SHARED`).
     pinned: Option<Block>,
 }
 
@@ -54,6 +54,11 @@ struct Block(*mut u8);
 unsafe impl Send for Block {}
 unsafe impl Sync for Block {}
 
+/// The block every tokenizer shares, and how many ints it holds: ints are the same for all,
+/// and a block is never freed, so one per tokenizer was megabytes lost for each tokenizer
+/// made and dropped (a pickled one loaded in every task of a process pool).
+static SHARED: std::sync::Mutex<Option<(usize, usize)>> = std::sync::Mutex::new(None);
+
 impl IntCache {
     /// The ints `0..n`.
     pub fn new(py: Python<'_>, n: usize) -> Self {
@@ -64,18 +69,42 @@ impl IntCache {
                 .import("sys")
                 .and_then(|sys| sys.getattr("implementation")?.getattr("name")?.extract())
                 .is_ok_and(|name: String| name == "cpython");
-        let ints: Vec<Py<PyAny>> = (0..n as Rank)
+        if cpython_before_312 {
+            if let Some(block) = Self::shared_block(py, n) {
+                return Self {
+                    ints: Vec::new(),
+                    pinned: Some(block),
+                };
+            }
+        }
+        let ints = Self::ints(py, 0..n);
+        Self { ints, pinned: None }
+    }
+
+    fn ints(py: Python<'_>, range: std::ops::Range<usize>) -> Vec<Py<PyAny>> {
+        range
             .map(|i| {
-                let Ok(int) = i.into_pyobject(py);
+                let Ok(int) = (i as Rank).into_pyobject(py);
                 int.into_any().unbind()
             })
-            .collect();
-        match cpython_before_312.then(|| Self::block(&ints)).flatten() {
-            Some(block) => Self {
-                ints: Vec::new(),
-                pinned: Some(block),
-            },
-            None => Self { ints, pinned: None },
+            .collect()
+    }
+
+    /// The shared block, made (or made larger: a power of two of ints, so a process makes
+    /// few) if it holds fewer than `n` ints.
+    fn shared_block(py: Python<'_>, n: usize) -> Option<Block> {
+        use pyo3::sync::MutexExt;
+        let mut shared = SHARED
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
+        match *shared {
+            Some((held, base)) if held >= n => Some(Block(base as *mut u8)),
+            _ => {
+                let size = n.next_power_of_two().max(1 << 16);
+                let block = Self::block(&Self::ints(py, 0..size))?;
+                *shared = Some((size, block.0 as usize));
+                Some(block)
+            }
         }
     }
 

@@ -181,6 +181,33 @@ def test_id_lists_share_pinned_ints(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken
         assert min(map(sys.getrefcount, ints)) > 2**59
 
 
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads /proc/self/statm")
+def test_tokenizers_made_and_dropped_keep_no_memory(gpt2: bytepair.Tokenizer) -> None:
+    # found by QA: every tokenizer that returned a list kept its own never-freed ints (1.6
+    # MB for GPT-2, 6 MB for o200k), so loading a pickled one in each task of a process
+    # pool grew without bound; the ints are shared now
+    def rss_mb() -> float:
+        return (
+            int(Path("/proc/self/statm").read_text().split()[1])
+            * os.sysconf("SC_PAGE_SIZE")
+            / 2**20
+        )
+
+    blob = pickle.dumps(gpt2)
+    first = pickle.loads(blob).encode("hello world")
+    gc.collect()
+    before = rss_mb()
+    for _ in range(40):
+        tok = pickle.loads(blob)
+        assert tok.encode("hello world") == first
+        del tok
+        gc.collect()
+    assert rss_mb() - before < 24  # (40 x 1.6 MB = 64 MB before)
+    other = pickle.loads(blob).encode("hello world")
+    if sys.implementation.name == "cpython" and sys.version_info < (3, 12):
+        assert all(a is b for a, b in zip(other, first))  # the same int objects
+
+
 _FIRST_ENCODE_IN_THREADS = """
 import builtins, threading, time
 import bytepair
