@@ -225,6 +225,7 @@ def get_encoding(name: str, *, path: PathLike | None = None) -> Tokenizer:
             ranks = _parse_ranks(data, path or spec.file)
             tok = Tokenizer._from_ranks(ranks, spec.special_tokens, spec.pattern)
         tok._name = name
+        tok._encoding = key  # (pickled by name and path: see Tokenizer.__getstate__)
         _cache[key] = tok
     return _cache[key]
 
