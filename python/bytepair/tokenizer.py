@@ -943,7 +943,10 @@ def _check_threads(num_threads: object) -> int | None:
     if num_threads is None:
         return None
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
-        raise ValueError(f"num_threads must be an int >= 0 or None, got {num_threads!r}")
+        raise ValueError(
+            f"num_threads must be a number of threads (an int >= 0, not a bool; 0 or None: "
+            f"every CPU), got {num_threads!r}"
+        )
     return min(num_threads, 1 << 16)  # an upper bound; the core caps it further
 
 

@@ -938,6 +938,9 @@ def test_wrong_argument_types_get_clear_errors() -> None:
         tok.encode_batch("hello")
     with pytest.raises(ValueError, match="num_threads"):
         tok.encode_batch(["x"], num_threads=-1)
+    # (QA: "must be an int" for True, which is an int, puzzled; the message says why)
+    with pytest.raises(ValueError, match="not a bool"):
+        tok.encode_batch(["x"], num_threads=True)
     # an absurd thread count is an upper bound, as in tiktoken, not a crash
     assert tok.encode_batch(["xy"], num_threads=2**70) == [[120, 121]]
     with pytest.raises(ValueError, match="lone surrogate"):
