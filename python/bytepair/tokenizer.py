@@ -57,6 +57,10 @@ class Tokenizer:
             tokens share an id, a special token is empty, or the pattern is not a valid regex.
     """
 
+    # (name, rank file path) of an OpenAI encoding made by ``get_encoding``: pickled by these
+    _encoding: tuple[str, str] | None = None
+    _metadata: dict[str, Any]
+
     def __init__(
         self,
         vocab: dict[int, bytes],
@@ -133,9 +137,8 @@ class Tokenizer:
         # an OpenAI encoding goes by name (and rank file path), as in tiktoken: loading one
         # in every task of a process pool took 0.7 s and 5.7 MB of pickle; it is then read
         # where it is unpickled, from the cache of get_encoding
-        encoding = getattr(self, "_encoding", None)
-        if encoding is not None:
-            return {"encoding": encoding}
+        if self._encoding is not None:
+            return {"encoding": self._encoding}
         # any other carries the vocabulary, merges, specials and pattern
         return {
             "vocab": dict(self._core.tokens()),
@@ -152,8 +155,9 @@ class Tokenizer:
 
             name, path = state["encoding"]
             # (the same immutable core as the cached one, and copies of what may change)
-            self.__dict__.update(get_encoding(name, path=path or None).__dict__)
-            self._metadata = dict(self._metadata)
+            cached = get_encoding(name, path=path or None)
+            self.__dict__.update(cached.__dict__)
+            self._metadata = dict(cached._metadata)
             return
         self._build(state["vocab"], state["merges"], state["special_tokens"], state["pattern"])
         self._metadata = dict(state.get("metadata", {}))
@@ -206,7 +210,7 @@ class Tokenizer:
         self._ordinary_ids: dict[bytes, int] | None = None  # made on first use
         self._name = "bytepair"
         self._matchers: dict[frozenset[str], _core.AllowedSpecial] = {}
-        self._metadata: dict[str, Any] = {}
+        self._metadata = {}
         # ids sort tokens in merge order (trained, or read from ranks): rank = id holds
         self._ranks_are_ids = False
 
