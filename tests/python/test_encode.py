@@ -154,12 +154,19 @@ def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:
     encodes = [gpt2.encode_ordinary, gpt2.encode_to_numpy]
     encodes.append(lambda _: gpt2.encode_ordinary_batch(batch, num_threads=2))
     for encode in encodes:
-        threading.Thread(target=interrupt).start()
-        t0 = time.perf_counter()
-        with pytest.raises(KeyboardInterrupt):
-            encode(text)
-            time.sleep(whole)  # (not reached if the encode was interrupted)
-        assert time.perf_counter() - t0 < whole / 2
+        # (up to three tries: on a shared machine one call may stall for a moment; an
+        # encode that only stops at its end fails every time)
+        took = []
+        for _ in range(3):
+            threading.Thread(target=interrupt).start()
+            t0 = time.perf_counter()
+            with pytest.raises(KeyboardInterrupt):
+                encode(text)
+                time.sleep(whole)  # (not reached if the encode was interrupted)
+            took.append(time.perf_counter() - t0)
+            if took[-1] < whole / 2:
+                break
+        assert min(took) < whole / 2, (took, whole)
 
 
 def test_id_lists_share_pinned_ints(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding) -> None:
