@@ -259,7 +259,7 @@ impl<'t> Table<'_> {
     ) {
         let slot = ahead.next % AHEAD;
         if let Some(p) = ahead.ring[slot].take() {
-            self.encode_pending(p, out, &encode);
+            self.encode_keyed(p.piece, p.key, p.hash, out, &encode);
         }
         ahead.next += 1;
         match Self::key_of(piece, room) {
@@ -285,19 +285,9 @@ impl<'t> Table<'_> {
         for k in 0..AHEAD {
             let slot = (ahead.next + k) % AHEAD;
             if let Some(p) = ahead.ring[slot].take() {
-                self.encode_pending(p, out, &encode);
+                self.encode_keyed(p.piece, p.key, p.hash, out, &encode);
             }
         }
-    }
-
-    #[inline(always)]
-    fn encode_pending(
-        &mut self,
-        p: Pending<'_>,
-        out: &mut Vec<Rank>,
-        encode: impl Fn(&[u8], &mut Vec<Rank>),
-    ) {
-        self.encode_keyed(p.piece, p.key, p.hash, out, encode)
     }
 
     /// Asks the CPU for the line a piece of this hash is looked for in first.
@@ -320,6 +310,7 @@ impl<'t> Table<'_> {
         let _ = (short, hash);
     }
 
+    /// `encode` of a piece whose key (short pieces) and hash are known.
     #[inline(always)]
     fn encode_keyed(
         &mut self,

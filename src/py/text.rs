@@ -98,14 +98,14 @@ trait Unit: Copy {
     /// The most UTF-8 bytes one unit can need.
     const ROOM: usize;
     fn get(self) -> u32;
-    /// Copies the ASCII units from `src[i..]` to `dst` sixteen at a time while a whole
-    /// sixteen are ASCII; returns how many were copied.
+    /// Copies the sixteen units at `src` to `dst` as bytes if all are ASCII; returns whether
+    /// it did (false: nothing written).
     ///
     /// # Safety
-    /// `dst` must have room for `src.len() - i` bytes.
+    /// `src` must point to sixteen units and `dst` to room for sixteen bytes.
     #[inline(always)]
-    unsafe fn ascii_run(_src: &[Self], _i: usize, _dst: *mut u8) -> usize {
-        0
+    unsafe fn ascii16(_src: *const Self, _dst: *mut u8) -> bool {
+        false
     }
 }
 
@@ -116,19 +116,17 @@ impl Unit for u8 {
         self as u32
     }
     #[inline(always)]
-    unsafe fn ascii_run(src: &[u8], mut i: usize, dst: *mut u8) -> usize {
-        let start = i;
-        while i + 16 <= src.len() {
-            let block = (src.as_ptr().add(i) as *const u128).read_unaligned();
-            if block & 0x8080_8080_8080_8080_8080_8080_8080_8080 != 0 {
-                break;
-            }
-            (dst.add(i - start) as *mut u128).write_unaligned(block);
-            i += 16;
+    unsafe fn ascii16(src: *const u8, dst: *mut u8) -> bool {
+        let block = (src as *const u128).read_unaligned();
+        let ascii = block & 0x8080_8080_8080_8080_8080_8080_8080_8080 == 0;
+        if ascii {
+            (dst as *mut u128).write_unaligned(block);
         }
-        i - start
+        ascii
     }
 }
+
+// (SSE2, part of every x86_64 CPU, for the two wider kinds)
 
 impl Unit for u16 {
     const ROOM: usize = 3;
@@ -138,22 +136,16 @@ impl Unit for u16 {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn ascii_run(src: &[u16], mut i: usize, dst: *mut u8) -> usize {
+    unsafe fn ascii16(src: *const u16, dst: *mut u8) -> bool {
         use std::arch::x86_64::*;
-        // (SSE2, part of every x86_64 CPU)
-        let start = i;
-        let high = _mm_set1_epi16(0xFF80u16 as i16);
-        while i + 16 <= src.len() {
-            let p = src.as_ptr().add(i) as *const __m128i;
-            let (a, b) = (_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
-            let any = _mm_and_si128(_mm_or_si128(a, b), high);
-            if _mm_movemask_epi8(_mm_cmpeq_epi16(any, _mm_setzero_si128())) != 0xFFFF {
-                break;
-            }
-            _mm_storeu_si128(dst.add(i - start) as *mut __m128i, _mm_packus_epi16(a, b));
-            i += 16;
+        let p = src as *const __m128i;
+        let (a, b) = (_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+        let any = _mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi16(0xFF80u16 as i16));
+        let ascii = _mm_movemask_epi8(_mm_cmpeq_epi16(any, _mm_setzero_si128())) == 0xFFFF;
+        if ascii {
+            _mm_storeu_si128(dst as *mut __m128i, _mm_packus_epi16(a, b));
         }
-        i - start
+        ascii
     }
 }
 
@@ -165,25 +157,20 @@ impl Unit for u32 {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn ascii_run(src: &[u32], mut i: usize, dst: *mut u8) -> usize {
+    unsafe fn ascii16(src: *const u32, dst: *mut u8) -> bool {
         use std::arch::x86_64::*;
-        let start = i;
-        let high = _mm_set1_epi32(0xFFFF_FF80u32 as i32);
-        while i + 16 <= src.len() {
-            let p = src.as_ptr().add(i) as *const __m128i;
-            let v = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
-            let or = _mm_or_si128(_mm_or_si128(v[0], v[1]), _mm_or_si128(v[2], v[3]));
-            let any = _mm_and_si128(or, high);
-            if _mm_movemask_epi8(_mm_cmpeq_epi32(any, _mm_setzero_si128())) != 0xFFFF {
-                break;
-            }
+        let p = src as *const __m128i;
+        let v = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
+        let or = _mm_or_si128(_mm_or_si128(v[0], v[1]), _mm_or_si128(v[2], v[3]));
+        let any = _mm_and_si128(or, _mm_set1_epi32(0xFFFF_FF80u32 as i32));
+        let ascii = _mm_movemask_epi8(_mm_cmpeq_epi32(any, _mm_setzero_si128())) == 0xFFFF;
+        if ascii {
             // (values below 0x80: the saturating packs keep them as they are)
             let lo = _mm_packs_epi32(v[0], v[1]);
             let hi = _mm_packs_epi32(v[2], v[3]);
-            _mm_storeu_si128(dst.add(i - start) as *mut __m128i, _mm_packus_epi16(lo, hi));
-            i += 16;
+            _mm_storeu_si128(dst as *mut __m128i, _mm_packus_epi16(lo, hi));
         }
-        i - start
+        ascii
     }
 }
 
@@ -204,9 +191,10 @@ fn to_utf8<T: Unit>(units: &[T]) -> Vec<u8> {
     // the bytes written, all of them before `set_len`
     unsafe {
         while i < len {
-            let k = T::ascii_run(units, i, dst.add(n));
-            i += k;
-            n += k;
+            while i + 16 <= len && T::ascii16(units.as_ptr().add(i), dst.add(n)) {
+                i += 16;
+                n += 16;
+            }
             // then one unit at a time, sixteen of them (or to the end) before trying the
             // fast path again
             let end = (i + 16).min(len);
