@@ -53,7 +53,7 @@ pub struct Encoder {
     special_ids: Vec<Rank>,
     specials: SpecialMatcher,
     pretok: Pretokenizer,
-    /// Recent pre-tokens and their ids, per thread.
+    /// Recent pre-tokens and their ids, shared by the threads that encode.
     cache: PieceCache,
 }
 

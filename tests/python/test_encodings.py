@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import random
 import shutil
+import threading
 import warnings
 from pathlib import Path
 
@@ -577,3 +579,46 @@ def test_encode_with_unstable_on_any_text(data_dir: Path, text: str) -> None:
     for name in ["r50k_base", "cl100k_base"]:
         tok, enc = bytepair.get_encoding(name), tiktoken_encoding(data_dir, name)
         assert_same_unstable(tok, enc, text, allowed_special="all")
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_threads_sharing_one_cache_give_tiktokens_ids(data_dir: Path, name: str) -> None:
+    # A tokenizer's pre-token cache is shared by every thread that encodes with it (src/encode/
+    # cache.rs: lines read and written under a version). Four Python threads (the GIL
+    # released while they encode) and batches on four threads meet the same words at once in
+    # a cache that starts empty and overflows (~100k distinct pre-tokens): every id must
+    # still be tiktoken's.
+    base = bytepair.get_encoding(name)
+    fresh = bytepair.Encoding(
+        name,
+        pat_str=base._pat_str,
+        mergeable_ranks=base._mergeable_ranks,
+        special_tokens=base._special_tokens,
+    )
+    enc = tiktoken_encoding(data_dir, name)
+    lines = []
+    for rel in ["corpora/english_gutenberg.txt", "corpora/python_stdlib.txt"]:
+        lines += read_text(data_dir / rel)[:2_000_000].splitlines(keepends=True)
+    for lang in ["ru", "ja", "hi", "ar"]:
+        lines += read_text(data_dir / f"corpora/multilingual/{lang}.txt").splitlines(keepends=True)
+    random.Random(5).shuffle(lines)
+    docs = ["".join(lines[i : i + 40]) for i in range(0, len(lines), 40)]
+    expected = enc.encode_ordinary_batch(docs, num_threads=1)
+    failures: list[str] = []
+
+    def work(k: int) -> None:
+        order = list(range(len(docs)))
+        random.Random(k).shuffle(order)
+        for i in order:
+            if fresh.encode_ordinary(docs[i]) != expected[i]:
+                failures.append(f"thread {k}, doc {i}")
+                return
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    got = fresh.encode_ordinary_batch(docs, num_threads=4)
+    for t in threads:
+        t.join()
+    assert not failures
+    assert_all_equal(got, expected, docs)
