@@ -11,6 +11,7 @@
 
 pub mod encode;
 pub mod error;
+pub mod huge;
 pub mod pretokenize;
 pub mod train;
 

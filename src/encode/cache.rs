@@ -33,6 +33,7 @@ use std::sync::OnceLock;
 use rustc_hash::FxHasher;
 
 use super::key::{self, Key};
+use crate::huge::{HugeSlice, Zeroable};
 use crate::Rank;
 
 /// Short pieces (most words): two slots of up to `SHORT_KEY` bytes and `SHORT_IDS` ids share
@@ -281,15 +282,14 @@ fn words<T: Copy>(value: T) -> Words {
     unsafe { std::mem::transmute_copy(&value) }
 }
 
-struct Tables {
-    short: Box<[Line]>,
-    long: Box<[Line]>,
-}
+// SAFETY: eight atomic words
+unsafe impl Zeroable for Line {}
 
-/// `n` zeroed lines: empty slots at version 0, pages given by the system as first touched.
-fn zeroed(n: usize) -> Box<[Line]> {
-    // SAFETY: an all-zero AtomicU64 is a valid 0
-    unsafe { Box::<[Line]>::new_zeroed_slice(n).assume_init() }
+/// Zeroed lines are empty slots at version 0; their pages are given by the system as first
+/// touched, in 2 MiB pages where it can (`huge.rs`: 5-6% faster).
+struct Tables {
+    short: HugeSlice<Line>,
+    long: HugeSlice<Line>,
 }
 
 #[derive(Default)]
@@ -301,8 +301,8 @@ impl PieceCache {
     /// Runs `f` with the tables (made on first use).
     pub fn with<R>(&self, f: impl FnOnce(&mut Table<'_>) -> R) -> R {
         let tables = self.tables.get_or_init(|| Tables {
-            short: zeroed(1 << SHORT_BITS),
-            long: zeroed(1 << LONG_BITS),
+            short: HugeSlice::zeroed(1 << SHORT_BITS),
+            long: HugeSlice::zeroed(1 << LONG_BITS),
         });
         f(&mut Table { tables })
     }

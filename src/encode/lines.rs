@@ -8,6 +8,8 @@
 //! last slot ends the search: slots fill in order and nothing is removed). Words given
 //! first take their own line, so callers give the common ones first.
 
+use crate::huge::{HugeSlice, Zeroable};
+
 /// Words in a line.
 pub const WAYS: usize = 8;
 /// An empty slot; callers never store it.
@@ -17,8 +19,12 @@ pub const EMPTY: u64 = u64::MAX;
 #[repr(C, align(64))]
 struct Line([u64; WAYS]);
 
+// SAFETY: words
+unsafe impl Zeroable for Line {}
+
+/// (in 2 MiB pages where the system gives them: `huge.rs`)
 #[derive(Debug, Clone)]
-pub struct Lines(Box<[Line]>);
+pub struct Lines(HugeSlice<Line>);
 
 /// The line of a hash among `n` lines: its top 32 bits scaled to `0..n`.
 #[inline(always)]
@@ -35,7 +41,7 @@ impl Lines {
             n_lines * WAYS > words.len(),
             "room for every word and one more"
         );
-        let mut lines = vec![Line([EMPTY; WAYS]); n_lines].into_boxed_slice();
+        let mut lines = HugeSlice::new(n_lines, Line([EMPTY; WAYS]));
         let mut fill = vec![0u8; n_lines];
         for (h, word) in words {
             debug_assert_ne!(word, EMPTY);

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rayon::prelude::*;
 
+use crate::huge::{HugeSlice, Zeroable};
 use crate::Rank;
 
 /// A count that `Py_DECREF`s of uncounted references cannot bring to zero (2^60 of them
@@ -46,6 +47,9 @@ const STRIDE: usize = 32;
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 struct Slot([u8; STRIDE]);
+
+// SAFETY: bytes
+unsafe impl Zeroable for Slot {}
 
 /// Int objects in memory of our own, never freed (lists may hold them for ever).
 struct Block(*mut u8);
@@ -116,7 +120,9 @@ impl IntCache {
         // to the static int type, which instances do not count; the block is leaked, so the
         // copies are never freed, and their count never reaches zero
         unsafe {
-            let mut block = vec![Slot([0; STRIDE]); ints.len()].into_boxed_slice();
+            // (in 2 MiB pages where the system gives them: lists are freed by decrementing
+            // each id's count, at random places in megabytes)
+            let mut block = HugeSlice::<Slot>::zeroed(ints.len());
             let base = block.as_mut_ptr() as *mut u8;
             for (i, int) in ints.iter().enumerate() {
                 let op = int.as_ptr();
@@ -130,7 +136,8 @@ impl IntCache {
                 std::ptr::copy_nonoverlapping(op as *const u8, dst, size);
                 *(dst as *mut ffi::Py_ssize_t) = PINNED;
             }
-            Some(Block(Box::leak(block).as_mut_ptr() as *mut u8))
+            std::mem::forget(block);
+            Some(Block(base))
         }
     }
 
