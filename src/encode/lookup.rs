@@ -6,8 +6,9 @@
 //! them) are looked up here by value instead, as two words read from the piece plus its
 //! length; longer ones by their bytes.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
+use crate::huge::HugeAlloc;
 use crate::Rank;
 
 /// A piece of at most 16 bytes as a value: its first and last (up to) eight bytes, which
@@ -46,7 +47,8 @@ fn short_key(p: &[u8]) -> ShortKey {
 
 #[derive(Debug, Clone, Default)]
 pub struct TokenIds {
-    short: FxHashMap<ShortKey, Rank>,
+    /// (read at random places in megabytes: in 2 MiB pages, `huge.rs`)
+    short: hashbrown::HashMap<ShortKey, Rank, FxBuildHasher, HugeAlloc>,
     long: FxHashMap<Vec<u8>, Rank>,
 }
 
