@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _warn(message: str, args: argparse.Namespace) -> None:
     message = re.sub(r"\bmax_pretoken_length=", "--max-pretoken-length ", message)
+    message = re.sub(r"\bmax_token_length=", "--max-token-length ", message)
     print(f"bytepair: warning: {_cli_hints(message, args)}", file=sys.stderr)
 
 

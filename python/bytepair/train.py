@@ -249,16 +249,35 @@ def train_from_counts(
             new, merge_ids = _core.train_continue(
                 counts._core, base._core, vocab_size, bar.callback, **opts
             )
+        _warn_huge_tokens(new)
         return _extend(base, new, merge_ids)
     _check_vocab_size(vocab_size, specials)
     with _Progress("merge", progress, unit="merge") as bar:
         vocab, merges = _core.train_from_counts(
             counts._core, vocab_size, specials, bar.callback, **opts
         )
+    _warn_huge_tokens(vocab)
     tok = Tokenizer._from_ids(vocab, merges, specials, _pattern_name(pattern))
     corpus_bytes = sum(len(b) * n for b, n in counts.items())
     tok._metadata["training"] = {"corpus_bytes": corpus_bytes, "pretokens": counts.total()}
     return tok
+
+
+# Tokens learned this long (bytes) come from odd data (a megabyte of one repeated character,
+# a blob): kept, as the rule says, but said, since a tokenizer file holds each at ~2-4x its
+# length (a 50 MB line of one letter gave a 1.2 GB file).
+_HUGE_TOKEN = 1 << 20
+
+
+def _warn_huge_tokens(tokens: Sequence[bytes]) -> None:
+    longest = max(map(len, tokens), default=0)
+    if longest >= _HUGE_TOKEN:
+        warnings.warn(
+            f"a learned token is {longest} bytes long (a run of one repeated character or a "
+            "blob in the corpus?); it is kept, and saving the tokenizer writes it out. "
+            "max_token_length=BYTES caps the length of learned tokens",
+            stacklevel=_caller_level(),
+        )
 
 
 def _extend(base: Tokenizer, new: list[bytes], merge_ids: list[tuple[int, int]]) -> Tokenizer:

@@ -152,6 +152,21 @@ def test_train_long_pretokens_warning_is_one_cli_line(
     assert wrote.startswith(f"bytepair: wrote {tmp_path / 't.json'}: n_vocab ")
 
 
+def test_train_megabyte_token_warning_names_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # merge 20 of a 3 MB run of one letter learns a token of 2^20 bytes (test_train_scale.py)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a" * 3_000_000, encoding="utf-8")
+    args = ["train", str(corpus), "--vocab-size", "276", "-o", str(tmp_path / "t.json")]
+    assert main(args) == 0
+    warning, wrote = capsys.readouterr().err.strip().splitlines()
+    assert warning.startswith("bytepair: warning: a learned token is 1048576 bytes long (")
+    assert warning.endswith(". --max-token-length BYTES caps the length of learned tokens")
+    assert main([*args, "--max-token-length", "65536"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_train_stops_early_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("aaab", encoding="utf-8")  # pairs: aa, ab -> at most 3 merges ("aaab")

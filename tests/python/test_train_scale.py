@@ -304,6 +304,25 @@ def test_max_token_length_matches_reference(docs: list[str], max_len: int) -> No
         bytepair.train(iter(texts), 700, max_token_length=1)
 
 
+def test_learned_tokens_of_a_megabyte_are_said() -> None:
+    # A 3 MB run of one letter is one pre-token: merge k learns a token of 2^k bytes (a, aa,
+    # aaaa, ...), so merge 20 one of 2^20. Kept (the reference keeps it too), but a warning
+    # says so, at the caller's line; capped by max_token_length, or shorter, no warning.
+    text = "a" * 3_000_000
+    with pytest.warns(UserWarning, match=r"a learned token is 1048576 bytes long") as caught:
+        tok = bytepair.train(iter([text]), 256 + 20)
+    assert caught[0].filename == __file__
+    assert max(len(b) for b in tok.vocab.values()) == 2**20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = bytepair.train(iter([text]), 256 + 20, max_token_length=2**16)
+        assert max(len(b) for b in tok.vocab.values()) == 2**16
+        base = bytepair.train(iter([text]), 256 + 19)
+        assert max(len(b) for b in base.vocab.values()) == 2**19
+    with pytest.warns(UserWarning, match=r"a learned token is 1048576 bytes long"):
+        bytepair.train(iter([text]), 256 + 20, base=base)
+
+
 def test_long_pretokens_truncated_or_skipped_and_reported() -> None:
     texts = ["short words " + "z" * 5000 + " end", "ok " + "€" * 10]  # "€" is 3 bytes
     with pytest.warns(UserWarning, match=r"2 pre-token\(s\) longer than max_pretoken_length=20 "):
