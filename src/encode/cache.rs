@@ -28,7 +28,6 @@ use std::sync::atomic::{
     fence, AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
 };
-use std::sync::OnceLock;
 
 use rustc_hash::FxHasher;
 
@@ -292,19 +291,30 @@ struct Tables {
     long: HugeSlice<Line>,
 }
 
-#[derive(Default)]
+/// Made with the encoder, not on first use: a first use under a `OnceLock` in one thread
+/// while another forked the process left the child's lock taken for ever (its first encode
+/// hung; found by QA). Zeroed pages cost nothing until touched.
 pub struct PieceCache {
-    tables: OnceLock<Tables>,
+    tables: Tables,
+}
+
+impl Default for PieceCache {
+    fn default() -> Self {
+        Self {
+            tables: Tables {
+                short: HugeSlice::zeroed(1 << SHORT_BITS),
+                long: HugeSlice::zeroed(1 << LONG_BITS),
+            },
+        }
+    }
 }
 
 impl PieceCache {
-    /// Runs `f` with the tables (made on first use).
+    /// Runs `f` with the tables.
     pub fn with<R>(&self, f: impl FnOnce(&mut Table<'_>) -> R) -> R {
-        let tables = self.tables.get_or_init(|| Tables {
-            short: HugeSlice::zeroed(1 << SHORT_BITS),
-            long: HugeSlice::zeroed(1 << LONG_BITS),
-        });
-        f(&mut Table { tables })
+        f(&mut Table {
+            tables: &self.tables,
+        })
     }
 }
 

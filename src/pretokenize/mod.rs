@@ -39,6 +39,14 @@ pub fn resolve_pattern(name_or_regex: &str) -> &str {
     }
 }
 
+/// Builds what every pattern's first use would build (the table of character classes the
+/// scanners read, 2 MiB): done when the module is imported (`py/mod.rs`), where a fork
+/// waits for it, and not in a first encode that another thread's fork could interrupt (the
+/// child's lock then stayed taken for ever; found by QA).
+pub fn warm_up() {
+    classes::Classes::get();
+}
+
 /// Splits text into pre-tokens with a compiled pattern.
 #[derive(Debug, Clone)]
 pub struct Pretokenizer {

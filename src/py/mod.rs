@@ -13,6 +13,8 @@ use pyo3::prelude::*;
 
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // (under the import lock, which os.fork waits for)
+    crate::pretokenize::warm_up();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("GPT2_PATTERN", crate::pretokenize::GPT2_PATTERN)?;
     m.add("CL100K_PATTERN", crate::pretokenize::CL100K_PATTERN)?;
@@ -39,20 +41,8 @@ fn run_in_pool<T: Send>(num_threads: Option<usize>, f: impl FnOnce() -> T + Send
 /// own: the parent's worker threads do not exist in the child, and waiting for them would
 /// hang forever.
 fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    type Pools = (u32, HashMap<usize, Arc<rayon::ThreadPool>>);
-    static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
     let n = pool_size(num_threads);
-    let mut guard = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
-    if guard.as_ref().is_some_and(|(owner, _)| *owner != pid) {
-        // forked: the parent's pools have no threads here; never touch them again
-        if let Some((_, old)) = guard.take() {
-            std::mem::forget(old);
-        }
-    }
-    let (_, pools) = guard.get_or_insert_with(|| (pid, HashMap::new()));
+    let mut pools = process_pools().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = pools.get(&n) {
         return Ok(p.clone());
     }
@@ -64,6 +54,36 @@ fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
     );
     pools.insert(n, p.clone());
     Ok(p)
+}
+
+type Pools = std::sync::Mutex<std::collections::HashMap<usize, Arc<rayon::ThreadPool>>>;
+
+/// This process's pools, behind a lock of its own. A child forked while another thread held
+/// its parent's lock (building a pool) found that lock taken for ever (found by QA), so a
+/// child never touches its parent's pools or lock: they are left as they are (leaked; their
+/// threads are not the child's), and it makes its own.
+fn process_pools() -> &'static Pools {
+    use std::sync::atomic::{AtomicPtr, Ordering::AcqRel, Ordering::Acquire};
+    static CURRENT: AtomicPtr<(u32, Pools)> = AtomicPtr::new(std::ptr::null_mut());
+    let pid = std::process::id();
+    loop {
+        let current = CURRENT.load(Acquire);
+        // SAFETY: a pointer stored here is never freed
+        if let Some((owner, pools)) = unsafe { current.as_ref() } {
+            if *owner == pid {
+                return pools;
+            }
+        }
+        let new = Box::into_raw(Box::new((pid, Pools::default())));
+        if CURRENT
+            .compare_exchange(current, new, AcqRel, Acquire)
+            .is_err()
+        {
+            // another thread of this process put its own first: use that one
+            // SAFETY: `new` was never shared
+            drop(unsafe { Box::from_raw(new) });
+        }
+    }
 }
 
 /// The number of threads of the pool for `num_threads`.
