@@ -11,6 +11,8 @@
 //! memory is an ordinary allocation.
 
 use std::alloc::{self, Layout};
+
+use allocator_api2::alloc::Allocator;
 use std::ptr::NonNull;
 
 /// The size of a huge page on x86-64 and arm64 Linux.
@@ -32,12 +34,10 @@ unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
 // SAFETY: an array of values of which zero bytes are valid
 unsafe impl<T: Zeroable, const N: usize> Zeroable for [T; N] {}
 
-/// `len` values of `T` in memory of their own. `T` has no destructor (plain numbers).
+/// `len` values of `T` in memory from `HugeAlloc`. `T` has no destructor (plain numbers).
 pub struct HugeSlice<T> {
     ptr: NonNull<T>,
     len: usize,
-    /// Where the memory came from: `mmap` (the length mapped at `ptr`) or the allocator.
-    mapped: Option<usize>,
 }
 
 // SAFETY: a HugeSlice owns its values as a Box<[T]> would
@@ -50,17 +50,15 @@ impl<T: Zeroable> HugeSlice<T> {
     pub fn zeroed(len: usize) -> Self {
         assert!(!std::mem::needs_drop::<T>(), "plain values only");
         let layout = Layout::array::<T>(len).expect("a table that fits in memory");
-        let (ptr, mapped) = if layout.size() == 0 {
-            (NonNull::dangling(), None)
-        } else if let Some((ptr, mapped)) = map_huge(layout) {
-            (ptr.cast(), Some(mapped))
+        let ptr = if layout.size() == 0 {
+            NonNull::dangling()
         } else {
-            // SAFETY: the layout's size is not zero
-            let ptr = unsafe { alloc::alloc_zeroed(layout) };
-            let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-            (ptr.cast(), None)
+            match HugeAlloc.allocate_zeroed(layout) {
+                Ok(ptr) => ptr.cast(),
+                Err(_) => alloc::handle_alloc_error(layout),
+            }
         };
-        Self { ptr, len, mapped }
+        Self { ptr, len }
     }
 }
 
@@ -104,24 +102,19 @@ impl<T> std::fmt::Debug for HugeSlice<T> {
 
 impl<T> Drop for HugeSlice<T> {
     fn drop(&mut self) {
-        match self.mapped {
-            Some(length) => unmap(self.ptr.cast(), length),
-            None => {
-                let layout = Layout::array::<T>(self.len).expect("made with this layout");
-                if layout.size() != 0 {
-                    // SAFETY: allocated with this layout in `zeroed`
-                    unsafe { alloc::dealloc(self.ptr.as_ptr().cast(), layout) }
-                }
-            }
+        let layout = Layout::array::<T>(self.len).expect("made with this layout");
+        if layout.size() != 0 {
+            // SAFETY: allocated by `HugeAlloc` with this layout in `zeroed`
+            unsafe { HugeAlloc.deallocate(self.ptr.cast(), layout) }
         }
     }
 }
 
-/// Zeroed memory for `layout` in whole huge pages at a 2 MiB boundary, asked to be in huge
-/// pages: its start and the length mapped there. None below `HUGE_MIN`, where this is not
-/// Linux, or if the system has no memory for it.
+/// Zeroed memory for `layout` at a 2 MiB boundary, its size rounded up to whole huge pages
+/// and asked to be in them: its start. None below `HUGE_MIN`, where this is not Linux, or if
+/// the system has no memory for it.
 #[cfg(target_os = "linux")]
-fn map_huge(layout: Layout) -> Option<(NonNull<u8>, usize)> {
+fn map_huge(layout: Layout) -> Option<NonNull<u8>> {
     if layout.size() < HUGE_MIN || layout.align() > HUGE {
         return None;
     }
@@ -158,11 +151,11 @@ fn map_huge(layout: Layout) -> Option<(NonNull<u8>, usize)> {
         }
         libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
     }
-    Some((NonNull::new(aligned as *mut u8)?, size))
+    NonNull::new(aligned as *mut u8)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn map_huge(_: Layout) -> Option<(NonNull<u8>, usize)> {
+fn map_huge(_: Layout) -> Option<NonNull<u8>> {
     None
 }
 
@@ -177,8 +170,8 @@ fn unmap(_: NonNull<u8>, _: usize) {
     unreachable!("nothing is mapped here")
 }
 
-/// An allocator for hash maps read at random (`encode/lookup.rs`): allocations of
-/// `HUGE_MIN` bytes or more in huge pages, others from the global allocator.
+/// Allocations of `HUGE_MIN` bytes or more in huge pages, others from the global allocator:
+/// for `HugeSlice` and for hash maps read at random (`encode/lookup.rs`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HugeAlloc;
 
@@ -188,10 +181,21 @@ pub struct HugeAlloc;
 unsafe impl allocator_api2::alloc::Allocator for HugeAlloc {
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, allocator_api2::alloc::AllocError> {
         if cfg!(target_os = "linux") && layout.size() >= HUGE_MIN {
-            let (ptr, _) = map_huge(layout).ok_or(allocator_api2::alloc::AllocError)?;
+            let ptr = map_huge(layout).ok_or(allocator_api2::alloc::AllocError)?;
             return Ok(NonNull::slice_from_raw_parts(ptr, layout.size()));
         }
         allocator_api2::alloc::Global.allocate(layout)
+    }
+
+    fn allocate_zeroed(
+        &self,
+        layout: Layout,
+    ) -> Result<NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+        if cfg!(target_os = "linux") && layout.size() >= HUGE_MIN {
+            // (a new mapping is zeroed, and its pages are left untouched until used)
+            return self.allocate(layout);
+        }
+        allocator_api2::alloc::Global.allocate_zeroed(layout)
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
@@ -222,7 +226,7 @@ mod tests {
             assert_eq!(&c[..], &s[..]);
             // (a table of a megabyte or more starts at a huge page, on Linux)
             if cfg!(target_os = "linux") && len * 8 >= HUGE_MIN {
-                assert!(s.mapped.is_some() && (s.as_ptr() as usize).is_multiple_of(HUGE));
+                assert!((s.as_ptr() as usize).is_multiple_of(HUGE));
             }
             let z = HugeSlice::<u8>::zeroed(len);
             assert!(z.iter().all(|&v| v == 0));

@@ -222,18 +222,7 @@ impl Line {
         if (before ^ after) >> 32 != 0 || before & 1 << 32 != 0 || n == Short::IN_LONG {
             return false;
         }
-        let len = out.len();
-        if out.capacity() - len >= SHORT_IDS {
-            // SAFETY: there is room for three more ids; the n of them counted are written
-            unsafe {
-                let end = out.as_mut_ptr().add(len);
-                end.cast::<u64>().write_unaligned(a);
-                end.add(2).write(b as Rank);
-                out.set_len(len + n as usize);
-            }
-        } else {
-            out.extend_from_slice(&[a as Rank, (a >> 32) as Rank, b as Rank][..n as usize]);
-        }
+        copy_ids(&[a as Rank, (a >> 32) as Rank, b as Rank], n as usize, out);
         true
     }
 
@@ -284,27 +273,20 @@ fn words<T: Copy>(value: T) -> Words {
 // SAFETY: eight atomic words
 unsafe impl Zeroable for Line {}
 
-/// Zeroed lines are empty slots at version 0; their pages are given by the system as first
-/// touched, in 2 MiB pages where it can (`huge.rs`: 5-6% faster).
-struct Tables {
+/// The two tables. Made with the encoder, not on first use: a first use under a `OnceLock`
+/// in one thread while another forked the process left the child's lock taken for ever (its
+/// first encode hung; found by QA). Zeroed lines are empty slots at version 0, their pages
+/// given by the system as first touched, in 2 MiB pages where it can (`huge.rs`).
+pub struct PieceCache {
     short: HugeSlice<Line>,
     long: HugeSlice<Line>,
-}
-
-/// Made with the encoder, not on first use: a first use under a `OnceLock` in one thread
-/// while another forked the process left the child's lock taken for ever (its first encode
-/// hung; found by QA). Zeroed pages cost nothing until touched.
-pub struct PieceCache {
-    tables: Tables,
 }
 
 impl Default for PieceCache {
     fn default() -> Self {
         Self {
-            tables: Tables {
-                short: HugeSlice::zeroed(1 << SHORT_BITS),
-                long: HugeSlice::zeroed(1 << LONG_BITS),
-            },
+            short: HugeSlice::zeroed(1 << SHORT_BITS),
+            long: HugeSlice::zeroed(1 << LONG_BITS),
         }
     }
 }
@@ -312,15 +294,13 @@ impl Default for PieceCache {
 impl PieceCache {
     /// Runs `f` with the tables.
     pub fn with<R>(&self, f: impl FnOnce(&mut Table<'_>) -> R) -> R {
-        f(&mut Table {
-            tables: &self.tables,
-        })
+        f(&mut Table { tables: self })
     }
 }
 
 /// The tables, as one encode call uses them.
 pub struct Table<'a> {
-    tables: &'a Tables,
+    tables: &'a PieceCache,
 }
 
 /// Pieces whose lines are on their way: each piece's line is asked of memory when the
