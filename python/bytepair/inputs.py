@@ -379,7 +379,8 @@ class _ZstdReader(io.RawIOBase):
 
 def _check_errors(errors: str) -> str:
     if errors not in _ERRORS:
-        raise ValueError(f"errors must be 'strict', 'replace' or 'skip', got {errors!r}")
+        allowed = ", ".join(repr(e) for e in _ERRORS)
+        raise ValueError(f"errors must be one of {allowed}, got {errors!r}")
     return "ignore" if errors == "skip" else errors
 
 

@@ -97,7 +97,9 @@ def test_non_str_items_and_bytes_are_type_errors() -> None:
 
 
 def test_bad_errors_value() -> None:
-    with pytest.raises(ValueError, match="errors must be"):
+    # every accepted value named (QA: 'ignore', accepted, was missing from the message)
+    message = "errors must be one of 'strict', 'replace', 'skip', 'ignore', got 'bogus'"
+    with pytest.raises(ValueError, match=re.escape(message)):
         iter_chunks(iter(["x"]), errors="bogus")
 
 
