@@ -3,6 +3,7 @@
 
 mod errors;
 mod ints;
+mod spare;
 mod text;
 mod tokenizer;
 mod trainer;

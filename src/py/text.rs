@@ -11,16 +11,37 @@
 //! "replace")`): a high one followed by a low one is the character they spell, any other
 //! becomes U+FFFD.
 
-use std::borrow::Cow;
+use std::ops::Deref;
 
+use pyo3::exceptions::PyMemoryError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::PyString;
 
+use super::spare::Spare;
+
 /// The UTF-8 of `s` (see the module doc for surrogates).
-pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
-    Ok(source(s)?.utf8())
+pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
+    source(s)?.utf8()
+}
+
+/// A string's text as UTF-8: borrowed from the string, or converted into a buffer kept for
+/// the thread's next call (`spare.rs`).
+pub enum Utf8<'a> {
+    Held(&'a str),
+    Made(Spare<u8>),
+}
+
+impl Deref for Utf8<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Utf8::Held(t) => t,
+            // SAFETY: `to_utf8` writes UTF-8
+            Utf8::Made(bytes) => unsafe { std::str::from_utf8_unchecked(bytes) },
+        }
+    }
 }
 
 /// A string's storage, read with the GIL held, to be converted to UTF-8 without it (by
@@ -52,16 +73,18 @@ impl<'a> Source<'a> {
         }
     }
 
-    /// The string as UTF-8: borrowed when held, else converted.
-    pub fn utf8(&self) -> Cow<'a, str> {
+    /// The string as UTF-8: borrowed when held, else converted (MemoryError if there is
+    /// no memory for the worst case, `T::ROOM` bytes a unit).
+    pub fn utf8(&self) -> PyResult<Utf8<'a>> {
         let bytes = match self {
-            Source::Utf8(t) => return Cow::Borrowed(t),
+            Source::Utf8(t) => return Ok(Utf8::Held(t)),
             Source::Data(PyStringData::Ucs1(latin1)) => to_utf8(latin1),
             Source::Data(PyStringData::Ucs2(units)) => to_utf8(units),
             Source::Data(PyStringData::Ucs4(chars)) => to_utf8(chars),
         };
-        // SAFETY: `to_utf8` writes UTF-8
-        Cow::Owned(unsafe { String::from_utf8_unchecked(bytes) })
+        bytes
+            .map(Utf8::Made)
+            .map_err(|e| PyMemoryError::new_err(format!("no memory for the text's UTF-8: {e}")))
     }
 }
 
@@ -180,9 +203,9 @@ impl Unit for u32 {
 /// zeroing the worst case, or a first pass to count the exact size, cost as much as the
 /// conversion.) Surrogates follow tiktoken (see the module doc): a high one followed by a
 /// low one is the character they spell, any other is U+FFFD.
-fn to_utf8<T: Unit>(units: &[T]) -> Vec<u8> {
+fn to_utf8<T: Unit>(units: &[T]) -> Result<Spare<u8>, std::collections::TryReserveError> {
     let len = units.len();
-    let mut out: Vec<u8> = Vec::with_capacity(T::ROOM * len);
+    let mut out = Spare::<u8>::with_capacity(T::ROOM * len)?;
     let dst = out.as_mut_ptr();
     let mut n = 0;
     let mut i = 0;
@@ -219,7 +242,7 @@ fn to_utf8<T: Unit>(units: &[T]) -> Vec<u8> {
         }
         out.set_len(n);
     }
-    out
+    Ok(out)
 }
 
 /// Writes the UTF-8 of code point `c` (0x80 <= c <= 0x10FFFF, no surrogate) at `dst`;
