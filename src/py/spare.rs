@@ -15,6 +15,9 @@ use std::cell::Cell;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+use pyo3::exceptions::PyMemoryError;
+use pyo3::PyResult;
+
 use crate::Rank;
 
 /// Buffers below this many bytes are not kept (the allocator reuses them without faults).
@@ -42,8 +45,8 @@ impl<T> Slot<T> {
         buf
     }
 
-    /// Keeps `buf` (emptied) instead of the buffer held, if it is larger and the budget
-    /// allows.
+    /// Keeps `buf` (emptied) instead of the buffer held, if it is larger (a short text after
+    /// a long one does not evict the long one's) and the budget allows.
     fn offer(&self, mut buf: Vec<T>) {
         let held = self.0.take();
         let (size, old) = (bytes(&buf), bytes(&held));
@@ -96,8 +99,9 @@ impl Kept for Rank {
 pub struct Spare<T: Kept>(Vec<T>);
 
 impl<T: Kept> Spare<T> {
-    /// The kept buffer if it has the room, else a new one. Err if the memory cannot be had.
-    pub fn with_capacity(capacity: usize) -> Result<Self, std::collections::TryReserveError> {
+    /// The kept buffer if it has the room, else a new one; MemoryError (naming `what` the
+    /// buffer is for) if the memory cannot be had.
+    pub fn with_capacity(capacity: usize, what: &str) -> PyResult<Self> {
         let size = capacity.saturating_mul(std::mem::size_of::<T>());
         let mut buf = if size >= MIN_BYTES {
             T::with_slot(Slot::take).unwrap_or_default()
@@ -107,7 +111,8 @@ impl<T: Kept> Spare<T> {
         if buf.capacity() < capacity {
             // (not `reserve` on the kept one: it would copy its old contents)
             buf = Vec::new();
-            buf.try_reserve_exact(capacity)?;
+            buf.try_reserve_exact(capacity)
+                .map_err(|e| PyMemoryError::new_err(format!("no memory for {what}: {e}")))?;
         }
         Ok(Self(buf))
     }
@@ -115,11 +120,9 @@ impl<T: Kept> Spare<T> {
 
 impl<T: Kept> Drop for Spare<T> {
     fn drop(&mut self) {
-        let size = self.0.capacity() * std::mem::size_of::<T>();
-        if !(MIN_BYTES..=MAX_BYTES).contains(&size) {
+        if !(MIN_BYTES..=MAX_BYTES).contains(&bytes(&self.0)) {
             return;
         }
-        // (the larger one stays: a short text after a long one does not evict it)
         let buf = std::mem::take(&mut self.0);
         T::with_slot(|slot| slot.offer(buf));
     }

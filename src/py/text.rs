@@ -13,7 +13,6 @@
 
 use std::ops::Deref;
 
-use pyo3::exceptions::PyMemoryError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
@@ -82,9 +81,7 @@ impl<'a> Source<'a> {
             Source::Data(PyStringData::Ucs2(units)) => to_utf8(units),
             Source::Data(PyStringData::Ucs4(chars)) => to_utf8(chars),
         };
-        bytes
-            .map(Utf8::Made)
-            .map_err(|e| PyMemoryError::new_err(format!("no memory for the text's UTF-8: {e}")))
+        bytes.map(Utf8::Made)
     }
 }
 
@@ -203,9 +200,9 @@ impl Unit for u32 {
 /// zeroing the worst case, or a first pass to count the exact size, cost as much as the
 /// conversion.) Surrogates follow tiktoken (see the module doc): a high one followed by a
 /// low one is the character they spell, any other is U+FFFD.
-fn to_utf8<T: Unit>(units: &[T]) -> Result<Spare<u8>, std::collections::TryReserveError> {
+fn to_utf8<T: Unit>(units: &[T]) -> PyResult<Spare<u8>> {
     let len = units.len();
-    let mut out = Spare::<u8>::with_capacity(T::ROOM * len)?;
+    let mut out = Spare::<u8>::with_capacity(T::ROOM * len, "the text's UTF-8")?;
     let dst = out.as_mut_ptr();
     let mut n = 0;
     let mut i = 0;

@@ -2,7 +2,6 @@
 
 use std::sync::OnceLock;
 
-use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use pyo3::sync::OnceLockExt;
 use pyo3::types::{PyBytes, PyList, PyString};
@@ -84,8 +83,7 @@ impl CoreBPE {
         };
         let parallel = threads > 1;
         if !parallel {
-            let mut ids = Spare::with_capacity(text.len() / 4)
-                .map_err(|e| PyMemoryError::new_err(format!("no memory for the ids: {e}")))?;
+            let mut ids = Spare::with_capacity(text.len() / 4, "the ids")?;
             if text.len() <= 2 * INTERRUPT_PART {
                 py.detach(|| self.enc.encode_into(text, specials, &mut ids))
                     .map_err(to_py)?;
