@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,42 @@ def test_native_duplicate_id(tok, tmp_path: Path) -> None:
     doc["vocab"][258][0] = 257
     path.write_text(json.dumps(doc), "utf-8")
     raises(path, "native", "vocab[258]", "257")
+
+
+@pytest.mark.parametrize("bad", [True, -1, 2**32, 1.0, "257"])
+def test_native_id_not_an_int(tok, bad, tmp_path: Path) -> None:
+    # QA: `true` was read as id 1 and then reported as "id True is negative or appears twice"
+    path = written(tok, "native", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["vocab"][258][0] = bad
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "vocab[258]", "id must be an int in [0, 2**32)", repr(bad))
+
+
+@pytest.mark.parametrize("bad", [True, 1.0, "256"])
+def test_native_special_id_not_an_int(tok, bad, tmp_path: Path) -> None:
+    path = written(tok, "native", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["special_tokens"][EOT] = bad
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", f"special token {EOT!r}", "id must be an int", repr(bad))
+
+
+def test_refused_saves_name_the_path_given(tmp_path: Path) -> None:
+    # QA: an hf save named "tokenizer.json" whatever the path, and a gpt2 save onto a file
+    # gave a bare "File exists"
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"a"}  # bytes of id 97 again
+    dup = bytepair.Tokenizer(vocab, [])
+    target = tmp_path / "mine.json"
+    with pytest.raises(ValueError, match=f"cannot write {re.escape(str(target))}: .*appears twice"):
+        dup.save(target, format="hf")
+    assert not target.exists()
+    a_file = tmp_path / "model"
+    a_file.write_text("keep me", "utf-8")
+    plain = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    with pytest.raises(FileExistsError, match="it is a file, and the format writes a folder"):
+        plain.save(a_file, format="gpt2")
+    assert a_file.read_text("utf-8") == "keep me"
 
 
 def test_gpt2_duplicate_id(tok, tmp_path: Path) -> None:

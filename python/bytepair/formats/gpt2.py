@@ -118,6 +118,11 @@ def write(tok: Tokenizer, folder: PathLike) -> None:
         OSError: the folder cannot be made or written.
     """
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise FileExistsError(
+            f"cannot write GPT-2 files into {folder}: it is a file, and the format writes a "
+            f"folder ({VOCAB}, {MERGES}, {SIDECAR})"
+        )
     vocab, merges, specials = tok.vocab, tok.merges, tok.special_tokens
     check_reachable(vocab, merges, specials, "cannot write GPT-2 files")
     check_dense(vocab, specials, "cannot write GPT-2 files")

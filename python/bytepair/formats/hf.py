@@ -104,8 +104,8 @@ def all_merges(tok: Tokenizer) -> Iterator[tuple[bytes, bytes]]:
         yield from others
 
 
-def to_document(tok: Tokenizer) -> dict[str, Any]:
-    """The tokenizer.json document of ``tok``.
+def to_document(tok: Tokenizer, where: str = "cannot write tokenizer.json") -> dict[str, Any]:
+    """The tokenizer.json document of ``tok``; errors start with ``where``.
 
     Raises:
         ValueError: a token no merge makes that is not special, ids with gaps, two ids with
@@ -113,9 +113,9 @@ def to_document(tok: Tokenizer) -> dict[str, Any]:
             the vocabulary.
     """
     vocab, specials = tok.vocab, tok.special_tokens
-    check_reachable(vocab, tok.merges, specials, "cannot write tokenizer.json")
-    check_dense(vocab, specials, "cannot write tokenizer.json")
-    check_no_duplicate_tokens(vocab, "cannot write tokenizer.json")
+    check_reachable(vocab, tok.merges, specials, where)
+    check_dense(vocab, specials, where)
+    check_no_duplicate_tokens(vocab, where)
     table = bytes_to_unicode()
     special_ids = set(specials.values())
     merged = {a + b for a, b in tok.merges}
@@ -127,7 +127,7 @@ def to_document(tok: Tokenizer) -> dict[str, Any]:
     for s, i in sorted(specials.items(), key=lambda item: item[1]):
         if model_vocab.setdefault(s, i) != i:
             raise ValueError(
-                f"cannot write tokenizer.json: special token {s!r} (id {i}) is spelt like "
+                f"{where}: special token {s!r} (id {i}) is spelt like "
                 f"token {model_vocab[s]} in GPT-2's byte alphabet"
             )
     return {
@@ -190,7 +190,7 @@ def to_document(tok: Tokenizer) -> dict[str, Any]:
 
 def write(tok: Tokenizer, path: PathLike) -> None:
     """Writes ``tok`` as a HF ``tokenizer.json`` (atomically). Raises as ``to_document``."""
-    write_atomic(path, dump_json(to_document(tok), indent=None))
+    write_atomic(path, dump_json(to_document(tok, f"cannot write {os.fspath(path)}"), indent=None))
 
 
 # ------------------------------------------------------------------------------ reading

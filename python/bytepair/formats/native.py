@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ._io import (
     check_holes_before_specials,
+    check_id,
     check_no_duplicate_tokens,
     check_reachable,
     dump_json,
@@ -163,11 +164,11 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
             raise fail(f"key {key!r} must be a {kind.__name__}")
     vocab: dict[int, bytes] = {}
     for n, entry in enumerate(doc["vocab"]):
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)):
+        if not (isinstance(entry, list) and len(entry) == 2):
             raise fail(f"vocab[{n}] must be [id, token], got {entry!r}")
-        i = entry[0]
-        if i < 0 or i in vocab:
-            raise fail(f"vocab[{n}]: id {i} is negative or appears twice")
+        i = check_id(entry[0], f"{path}: vocab[{n}]")
+        if i in vocab:
+            raise fail(f"vocab[{n}]: id {i} appears twice")
         vocab[i] = token_from_json(entry[1], f"{path}: vocab[{n}]")
     merges = []
     for n, entry in enumerate(doc["merges"]):
@@ -182,7 +183,7 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
         raise fail(f"key 'metadata' must be a dict, got {type(meta).__name__}")
     specials = doc["special_tokens"]
     for s, i in specials.items():
-        if not isinstance(i, int) or vocab.get(i) != s.encode("utf-8"):
+        if vocab.get(check_id(i, f"{path}: special token {s!r}")) != s.encode("utf-8"):
             raise fail(f"special token {s!r} must have the id of its vocab entry, got {i!r}")
     try:
         tok = Tokenizer(vocab, merges, special_tokens=list(specials), pattern=doc["pattern"])
