@@ -1,6 +1,6 @@
 //! Tables read at random, in 2 MiB pages where Linux gives them.
 //!
-//! The piece cache (6 MiB), the pair table, the whole-token map and the ints of returned
+//! The piece cache (10 MiB), the pair table, the whole-token map and the ints of returned
 //! lists are megabytes read at random places. With 4 KiB pages a read at a random place also
 //! misses the CPU's table of page addresses (the TLB), and the page walk that follows can
 //! cost as much as the read: the piece cache's prefetches waited on them (a quarter of the
