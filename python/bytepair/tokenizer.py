@@ -946,12 +946,17 @@ def _check_bytes(i: object, b: object) -> bytes:
 def _check_threads(num_threads: object) -> int | None:
     if num_threads is None:
         return None
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+    # (any integer type, such as numpy's: `operator.index` is how Python asks for an int)
+    try:
+        n = None if isinstance(num_threads, bool) else operator.index(num_threads)  # type: ignore[arg-type]
+    except TypeError:
+        n = None
+    if n is None or n < 0:
         raise ValueError(
             f"num_threads must be a number of threads (an int >= 0, not a bool; 0 or None: "
             f"every CPU), got {num_threads!r}"
         )
-    return min(num_threads, 1 << 16)  # an upper bound; the core caps it further
+    return min(n, 1 << 16)  # an upper bound; the core caps it further
 
 
 def _check_id(i: object) -> int:

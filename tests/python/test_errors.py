@@ -943,6 +943,13 @@ def test_wrong_argument_types_get_clear_errors() -> None:
         tok.encode_batch(["x"], num_threads=True)
     # an absurd thread count is an upper bound, as in tiktoken, not a crash
     assert tok.encode_batch(["xy"], num_threads=2**70) == [[120, 121]]
+    # any integer type is a count (QA: numpy's, as from a config array, was refused)
+    np = pytest.importorskip("numpy")
+    assert tok.encode_batch(["xy"], num_threads=np.int64(2)) == [[120, 121]]
+    assert tok.decode_batch([[120, 121]], num_threads=np.uint8(1)) == ["xy"]
+    for bad in (np.bool_(True), 2.0, "2", np.int64(-1)):
+        with pytest.raises(ValueError, match="num_threads"):
+            tok.encode_batch(["x"], num_threads=bad)
     with pytest.raises(ValueError, match="lone surrogate"):
         bytepair.train(iter(["x y"]), 300, special_tokens=["\ud800"])
     with pytest.raises(ValueError, match="errors must be"):
