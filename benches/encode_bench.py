@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import statistics
 import sys
@@ -253,8 +254,13 @@ def run(
     for k, text in enumerate(texts[1:], 1):
         out = {}
         # each slice in another order: a library that runs right after another meets the
-        # CPU's caches as that one left them (HF's are the largest)
-        for name in names[k % len(names) :] + names[: k % len(names)]:
+        # CPU's caches as that one left them (HF's are the largest). Slice k goes through the
+        # libraries in steps of the k-th number prime to their count, so that each follows a
+        # different one in each slice (a rotation kept each behind the same one: bytepair
+        # was always right after HF)
+        steps = [s for s in range(1, len(names)) if math.gcd(s, len(names)) == 1] or [1]
+        step = steps[(k - 1) % len(steps)]
+        for name in [names[(k - 1 + i * step) % len(names)] for i in range(len(names))]:
             lib = libs[name]
             own = fresh(text)
             gc.collect()
@@ -331,7 +337,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
         "",
         f"Cold: {args.repeats} timed slices of about {args.mb} MB per corpus (multilingual: "
         f"{', '.join(MULTILINGUAL)}, one part of each file per slice), each new to every "
-        "library, after one warm-up slice; median MB/s. Ratios are bytepair's speedup "
+        "library, after one warm-up slice, the libraries in another order in each slice "
+        "(each after a different one); median MB/s. Ratios are bytepair's speedup "
         "(bold below 1). Each library gets its own copy of each `str` (so each pays "
         "Python's conversion of non-ASCII text to UTF-8). fastokens is built from its "
         "`cl100k_base` / `o200k_base` presets (its own scanner for them; gpt2 from the "
