@@ -251,14 +251,13 @@ def run(
     speeds: dict[str, list[float]] = {k: [] for k in libs}
     wrong: dict[str, str] = {}
     names = list(libs)
+    # each slice in another order: a library that runs right after another meets the CPU's
+    # caches as that one left them (HF's are the largest). Slice k goes through the libraries
+    # in steps of the k-th number prime to their count, so that each follows a different one
+    # in each slice (a rotation kept each behind the same one: bytepair was always after HF)
+    steps = [s for s in range(1, len(names)) if math.gcd(s, len(names)) == 1] or [1]
     for k, text in enumerate(texts[1:], 1):
         out = {}
-        # each slice in another order: a library that runs right after another meets the
-        # CPU's caches as that one left them (HF's are the largest). Slice k goes through the
-        # libraries in steps of the k-th number prime to their count, so that each follows a
-        # different one in each slice (a rotation kept each behind the same one: bytepair
-        # was always right after HF)
-        steps = [s for s in range(1, len(names)) if math.gcd(s, len(names)) == 1] or [1]
         step = steps[(k - 1) % len(steps)]
         for name in [names[(k - 1 + i * step) % len(names)] for i in range(len(names))]:
             lib = libs[name]

@@ -948,10 +948,10 @@ def _check_threads(num_threads: object) -> int | None:
         return None
     # (any integer type, such as numpy's: `operator.index` is how Python asks for an int)
     try:
-        n = None if isinstance(num_threads, bool) else operator.index(num_threads)  # type: ignore[arg-type]
+        n = -1 if isinstance(num_threads, bool) else operator.index(num_threads)  # type: ignore[arg-type]
     except TypeError:
-        n = None
-    if n is None or n < 0:
+        n = -1
+    if n < 0:
         raise ValueError(
             f"num_threads must be a number of threads (an int >= 0, not a bool; 0 or None: "
             f"every CPU), got {num_threads!r}"

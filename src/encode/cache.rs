@@ -16,9 +16,10 @@
 //!
 //! The short table has 2^17 sets (8 MiB), several times the distinct pieces of a few
 //! megabytes of text. With 2^16, on the 3 MB slices of the code corpus, 6-9% of hits were
-//! in way 1 (2-3% with 2^18) and 2-9% more pieces missed than with 2^18; 2^17 took 0.97x the time on code and 0.91x on
-//! English (slices of a whole corpus one after another, paired in one process), and
-//! 0.86-0.91x on a slice seen just before. 2^18 (16 MiB) gained little more.
+//! in way 1 (2-3% with 2^18) and 2-9% more pieces missed than with 2^18; 2^17 took 0.97x
+//! the time on code and 0.91x on English (slices of a whole corpus one after another,
+//! paired in one process), and 0.86-0.91x on a slice seen just before. 2^18 (16 MiB)
+//! gained little more.
 //!
 //! The tables (10 MiB) are one per encoder, shared by the threads that encode with it: with a
 //! table per thread, each of two threads learned the words of the text for itself (38% more
