@@ -488,6 +488,10 @@ def test_rank_file_needs_a_pattern(tok, tmp_path: Path) -> None:
         (b"[1, 2, 3]", "not a tokenizer file"),
         (b'{"model": {"type": "BPE"}, "added_tokens": []}', "pre_tokenizer: expected ByteLevel"),
         (b'{"format": "bytepair", "version": 2}', "unsupported bytepair format version 2"),
+        # (QA: "version '1' ... reads version 1" read as self-contradictory; true == 1)
+        (b'{"format": "bytepair", "version": "1"}', "must be the integer 1, got '1' (str)"),
+        (b'{"format": "bytepair", "version": true}', "must be the integer 1, got True (bool)"),
+        (b'{"format": "bytepair", "version": 1.0}', "must be the integer 1, got 1.0 (float)"),
         # a native file of another version without "format" is no GPT-2 vocab.json
         (
             b'{"version": 99}',

@@ -137,6 +137,11 @@ def save(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
 def check_version(doc: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Raises ``ValueError`` naming ``path`` unless the document's version is ``VERSION``."""
     version = doc.get("version")
+    if type(version) is not int:  # (true == 1 in Python, and "1" is no version number)
+        raise ValueError(
+            f"{path}: the bytepair format version must be the integer {VERSION}, got "
+            f"{version!r} ({type(version).__name__})"
+        )
     if version != VERSION:
         raise ValueError(
             f"{path}: unsupported bytepair format version {version!r} (this bytepair reads "
