@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 
 use cache::PieceCache;
 use lookup::TokenIds;
-use pairs::PairTable;
+use pairs::{Pair, PairTable};
 
 use crate::pretokenize::cuts::{split_text, Cuts};
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
@@ -75,6 +75,120 @@ fn merge_with_max(
         syms.remove(i + 1);
     }
     (syms, max_rank)
+}
+
+/// Every split of a ranked token into two tokens: ((left id, right id), (rank, id)).
+fn every_split(
+    ranks: &[(&[u8], u32)],
+    token_ids: &FxHashMap<&[u8], Rank>,
+    lookup: &TokenIds,
+) -> Vec<Pair> {
+    // Only split points where both halves have the length of some token can give two
+    // tokens; checking just those keeps a vocabulary of a few very long tokens (trained
+    // on "a" * 10**6, say) from costing the square of their length.
+    let mut lengths: Vec<usize> = token_ids.keys().map(|k| k.len()).collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    let has_length = |n: usize| lengths.binary_search(&n).is_ok();
+    let mut pairs = Vec::with_capacity(ranks.len() * 2);
+    for &(bytes, rank) in ranks {
+        let Some(id) = lookup.get(bytes) else {
+            continue; // (never: every ranked token is in the map)
+        };
+        for &k in lengths.iter().take_while(|&&k| k < bytes.len()) {
+            if !has_length(bytes.len() - k) {
+                continue;
+            }
+            let Some(l) = lookup.get(&bytes[..k]) else {
+                continue;
+            };
+            if let Some(r) = lookup.get(&bytes[k..]) {
+                pairs.push(((l, r), (rank, id)));
+            }
+        }
+    }
+    pairs
+}
+
+/// Of `pairs` (every split of each token, a token's splits next to each other), those that
+/// merging can join: the last merge of BPE of each token's own bytes (`bytes_of` its id).
+/// Merges inside the bytes a token ends up covering are those of BPE of its bytes alone, in
+/// the same order (each was the lowest rank, leftmost, of the whole piece, so of the part),
+/// so no other split of a token is ever the lowest pair and leaving it out changes no ids.
+/// A token of one split keeps it without a look (if BPE never makes the token, the pair is
+/// never the lowest either). o200k: 446k pairs -> 200k, 4.7 -> 2.1 MB: a lookup finds its
+/// line in the CPU's caches more often.
+fn reachable_pairs<'a>(
+    pairs: Vec<Pair>,
+    bytes_of: impl Fn(Rank) -> Option<&'a [u8]> + Sync,
+    byte_ids: &[Rank; 256],
+) -> PairTable {
+    let table = PairTable::new(pairs.iter().copied());
+    let byte_pairs = byte_pair_table(&table, byte_ids);
+    let tokens: Vec<&[_]> = pairs.chunk_by(|a, b| a.1 .1 == b.1 .1).collect();
+    let kept = on_every_cpu(&tokens, |tokens| {
+        let mut parts = Vec::new();
+        let mut kept = Vec::with_capacity(tokens.len());
+        for &splits in tokens {
+            let (rank, id) = splits[0].1;
+            let bytes = match bytes_of(id) {
+                Some(bytes) if splits.len() > 1 => bytes,
+                // (keeping a pair that is never the lowest changes nothing)
+                _ => {
+                    kept.extend_from_slice(splits);
+                    continue;
+                }
+            };
+            parts.clear();
+            // (no atoms, nor pairs of bytes for a token of two: either could be the token)
+            merge::byte_pair_merge(
+                bytes,
+                byte_ids,
+                (bytes.len() > 2).then_some(&byte_pairs[..]),
+                None,
+                |a, b| table.get(a, b).filter(|&(_, made)| made != id),
+                &mut parts,
+            );
+            if let [left, right] = parts[..] {
+                if splits.iter().any(|s| s.0 == (left, right)) {
+                    kept.push(((left, right), (rank, id)));
+                }
+            }
+        }
+        kept
+    });
+    PairTable::new(kept)
+}
+
+/// (rank, id) of every pair of single bytes `a`, `b` at `a << 8 | b` (`merge::NONE`: no token).
+fn byte_pair_table(table: &PairTable, byte_ids: &[Rank; 256]) -> Box<[(u32, Rank)]> {
+    (0..1usize << 16)
+        .map(|k| {
+            let (a, b) = (byte_ids[k >> 8], byte_ids[k & 0xFF]);
+            table.get(a, b).unwrap_or(merge::NONE)
+        })
+        .collect()
+}
+
+/// `f` of `items` cut into one part per CPU (at most eight), the results joined in order:
+/// a vocabulary's construction looks up millions of pairs at random. Scoped threads of its
+/// own, not rayon's global pool: a process forked from this one has none of its threads.
+fn on_every_cpu<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if cpus == 1 || items.len() < 10_000 {
+        return f(items);
+    }
+    let f = &f;
+    std::thread::scope(|s| {
+        let parts: Vec<_> = items
+            .chunks(items.len().div_ceil(cpus))
+            .map(|part| s.spawn(move || f(part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 impl Encoder {
@@ -132,39 +246,12 @@ impl Encoder {
                 *e = (*e).min(r);
             }
         }
-        // Only split points where both halves have the length of some token can give two
-        // tokens; checking just those keeps a vocabulary of a few very long tokens (trained
-        // on "a" * 10**6, say) from costing the square of their length.
-        let mut lengths: Vec<usize> = token_ids.keys().map(|k| k.len()).collect();
-        lengths.sort_unstable();
-        lengths.dedup();
-        let has_length = |n: usize| lengths.binary_search(&n).is_ok();
         // (the by-value lookup: these few million lookups were most of the construction)
         let lookup = TokenIds::new(&token_ids);
-        let mut pairs = Vec::with_capacity(ranks.len() * 2);
-        for (&bytes, &rank) in &ranks {
-            let Some(id) = lookup.get(bytes) else {
-                continue; // (never: every ranked token is in the map)
-            };
-            for &k in lengths.iter().take_while(|&&k| k < bytes.len()) {
-                if !has_length(bytes.len() - k) {
-                    continue;
-                }
-                let Some(l) = lookup.get(&bytes[..k]) else {
-                    continue;
-                };
-                if let Some(r) = lookup.get(&bytes[k..]) {
-                    pairs.push(((l, r), (rank, id)));
-                }
-            }
-        }
-        let pair_table = PairTable::new(pairs);
-        let byte_pairs = (0..1usize << 16)
-            .map(|k| {
-                let (a, b) = (byte_ids[k >> 8], byte_ids[k & 0xFF]);
-                pair_table.get(a, b).unwrap_or(merge::NONE)
-            })
-            .collect();
+        let ranked: Vec<(&[u8], u32)> = ranks.iter().map(|(&b, &r)| (b, r)).collect();
+        let pairs = on_every_cpu(&ranked, |part| every_split(part, &token_ids, &lookup));
+        let pair_table = reachable_pairs(pairs, |id| decoder.get(id), &byte_ids);
+        let byte_pairs = byte_pair_table(&pair_table, &byte_ids);
         let atoms = atoms::Atoms::new(
             &ranks,
             |b| lookup.get(b),
@@ -390,7 +477,9 @@ impl Encoder {
     /// The merges of a vocabulary known only by ranks (a tiktoken rank file has no merge
     /// list): encoding a token's bytes with only lower ranks allowed leaves exactly two
     /// parts, the merge that makes it. Returns (rank, left id, right id) by rank; a token
-    /// that does not end in two parts (not a BPE vocabulary) is left out.
+    /// that does not end in two parts (not a BPE vocabulary) is left out. (The pair table
+    /// holds only pairs that merging joins: a merge that BPE chose with every pair it chooses
+    /// with these, with or without the ranks cut off.)
     pub fn recover_merges(&self) -> Vec<(u32, Rank, Rank)> {
         let made = self.merge_ranks();
         let mut out = Vec::with_capacity(made.len());
@@ -410,8 +499,8 @@ impl Encoder {
     /// token carries that token's rank).
     fn merge_ranks(&self) -> FxHashMap<Rank, u32> {
         self.pair_table
-            .values()
-            .map(|(rank, id)| (id, rank))
+            .entries()
+            .map(|(_, (rank, id))| (id, rank))
             .collect()
     }
 
@@ -558,6 +647,82 @@ mod tests {
             .map(|(r, t)| (&t[..], Some(r as u32)))
             .collect();
         Encoder::new(bytes_only_plus(&specs), vec![], r"[\s\S]+").unwrap()
+    }
+
+    /// BPE of byte strings, tiktoken's rule written plainly: a piece that is a token is its
+    /// id; else merge the adjacent parts whose concatenation has the lowest rank, leftmost.
+    fn plain_bpe(piece: &[u8], tokens: &[Vec<u8>]) -> Vec<Rank> {
+        let id = |t: &[u8]| match t {
+            [b] => Some(*b as Rank),
+            _ => tokens.iter().position(|x| x == t).map(|i| 256 + i as Rank),
+        };
+        if let Some(i) = id(piece) {
+            return vec![i];
+        }
+        let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
+        loop {
+            let best = (1..parts.len())
+                .filter_map(|i| {
+                    let joined = [&parts[i - 1][..], &parts[i][..]].concat();
+                    tokens.iter().position(|x| *x == joined).map(|r| (r, i - 1))
+                })
+                .min();
+            let Some((_, i)) = best else { break };
+            let right = parts.remove(i + 1);
+            parts[i].extend(right);
+        }
+        parts.iter().map(|p| id(p).unwrap()).collect()
+    }
+
+    /// Keeping only the pair of each token that merging joins (`reachable_pairs`) changes no
+    /// ids: random vocabularies over a few bytes with random ranks (most tokens of several
+    /// splits, some never made by merging, some made through a higher rank), random pieces,
+    /// against BPE of byte strings with every token.
+    #[test]
+    fn one_pair_per_token_changes_no_ids() {
+        let mut rng = crate::test_rng(7);
+        let letters = b"ab\xc3\xa9";
+        let (mut dropped, mut pieces) = (0, 0);
+        for vocab in 0..60 {
+            // every two-letter string, then random strings of 3-7 letters, ranks shuffled
+            let mut tokens: Vec<Vec<u8>> = Vec::new();
+            for &a in letters {
+                for &b in letters {
+                    tokens.push(vec![a, b]);
+                }
+            }
+            while tokens.len() < 80 {
+                let t: Vec<u8> = (0..3 + rng(5)).map(|_| letters[rng(4)]).collect();
+                if !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            for k in (1..tokens.len()).rev() {
+                tokens.swap(k, rng(k + 1));
+            }
+            let enc = ranked_in_order(&tokens);
+            let splits: usize = tokens
+                .iter()
+                .map(|t| {
+                    let is = |h: &[u8]| h.len() == 1 || tokens.iter().any(|x| x == h);
+                    (1..t.len()).filter(|&k| is(&t[..k]) && is(&t[k..])).count()
+                })
+                .sum();
+            dropped += splits - enc.pair_table.entries().count();
+            for _ in 0..300 {
+                let piece: Vec<u8> = (0..1 + rng(14)).map(|_| letters[rng(4)]).collect();
+                let mut got = Vec::new();
+                enc.encode_piece(&piece, &mut got);
+                assert_eq!(
+                    got,
+                    plain_bpe(&piece, &tokens),
+                    "vocabulary {vocab}: {piece:?}"
+                );
+                pieces += 1;
+            }
+        }
+        assert!(dropped > 500, "only {dropped} splits left out");
+        assert_eq!(pieces, 60 * 300);
     }
 
     /// Merging from atoms (whole characters, `atoms.rs`) gives the ids of merging from bytes,

@@ -2,8 +2,8 @@
 //!
 //! Every adjacent pair of symbols in a piece is looked up here: about twenty lookups for a
 //! word the piece cache has not seen, most waiting on the previous merge. The table holds
-//! every split of every token into two tokens (446k pairs for o200k), megabytes beyond the
-//! CPU's second-level cache. A pair and the id it makes are packed into one word of a table
+//! the one pair of each token that merging joins (`reachable_pairs` in `mod.rs`; 200k pairs
+//! for o200k, 2.1 MB), beyond the CPU's second-level cache. A pair and the id it makes are packed into one word of a table
 //! of 64-byte lines (`lines.rs`: one line per lookup, where a hash map waits for its
 //! control bytes and then its bucket): o200k English, one thread, the same slices of text
 //! encoded by both in one process, 7-8% faster (code 5%, Russian 5%, Chinese even to 3%
@@ -47,6 +47,9 @@ fn filter_slot(k: u64) -> (usize, u64) {
     (word, 1 << ((h >> 20) & 63) | 1 << ((h >> 26) & 63))
 }
 
+/// Two tokens and the token they make: ((left id, right id), (rank, id)).
+pub type Pair = ((Rank, Rank), (u32, Rank));
+
 #[derive(Debug, Clone)]
 enum Repr {
     /// Words `left << 42 | right << 21 | id`; rank = id - `offset`.
@@ -67,7 +70,7 @@ pub struct PairTable(Repr);
 impl PairTable {
     /// The table of `pairs`: ((left id, right id), (rank, id)); a later entry for the same
     /// pair replaces an earlier one.
-    pub fn new(pairs: impl IntoIterator<Item = ((Rank, Rank), (u32, Rank))>) -> Self {
+    pub fn new(pairs: impl IntoIterator<Item = Pair>) -> Self {
         let map: FxHashMap<u64, (u32, Rank)> = pairs
             .into_iter()
             .map(|((a, b), v)| (key(a, b), v))
@@ -140,14 +143,18 @@ impl PairTable {
         }
     }
 
-    /// Every (rank, id) of the table.
-    pub fn values(&self) -> Box<dyn Iterator<Item = (u32, Rank)> + '_> {
+    /// Every ((left id, right id), (rank, id)) of the table.
+    pub fn entries(&self) -> Box<dyn Iterator<Item = Pair> + '_> {
         match &self.0 {
             Repr::Packed { lines, offset, .. } => Box::new(lines.words().map(|w| {
                 let id = (w & ID_MASK) as Rank;
-                (id.wrapping_sub(*offset), id)
+                let (a, b) = (w >> (2 * ID_BITS), (w >> ID_BITS) & ID_MASK);
+                ((a as Rank, b as Rank), (id.wrapping_sub(*offset), id))
             })),
-            Repr::Map { map, .. } => Box::new(map.values().copied()),
+            Repr::Map { map, .. } => Box::new(
+                map.iter()
+                    .map(|(&k, &v)| (((k >> 32) as Rank, k as Rank), v)),
+            ),
         }
     }
 }
@@ -214,8 +221,8 @@ mod tests {
             for (&(a, b), &v) in &want {
                 assert_eq!(table.get(a, b), Some(v), "case {seed}");
             }
-            let mut got: Vec<_> = table.values().collect();
-            let mut all: Vec<_> = want.values().copied().collect();
+            let mut got: Vec<_> = table.entries().collect();
+            let mut all: Vec<_> = want.iter().map(|(&k, &v)| (k, v)).collect();
             got.sort_unstable();
             all.sort_unstable();
             assert_eq!(got, all, "case {seed}");
