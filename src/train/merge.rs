@@ -272,7 +272,9 @@ fn merge_words(
 
     // 4. Merge until the vocabulary is full.
     let total = (vocab_size - base) as u64;
-    let mut merges: Vec<Pair> = Vec::with_capacity(total as usize);
+    // (room for the merges the pairs at hand can start, not for all `total` asked: a
+    // vocab_size of billions on a small corpus reserved gigabytes and aborted the process)
+    let mut merges: Vec<Pair> = Vec::with_capacity((total as usize).min(heap.len()));
     let mut appeared: Vec<Pair> = Vec::new();
     let mut scratch: Vec<Rank> = Vec::new();
     let report_every = (total / 200).max(1);

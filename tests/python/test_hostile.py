@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -528,3 +529,24 @@ def test_cli_tokenizer_by_encoding_name(
     rank_file = data_dir / "tiktoken" / "cl100k_base.tiktoken"
     assert cli.main(["encode", "-t", str(rank_file), str(text)]) == 1
     assert "this is the rank file of cl100k_base: pass -t cl100k_base" in capsys.readouterr().err
+
+
+def test_a_huge_vocab_size_reserves_no_memory_for_it() -> None:
+    # vocab_size is an upper bound: training stops when no pair is left. Room for all the
+    # merges asked was reserved up front (8 bytes each): 10**9 asked for 8 GB, and the failed
+    # allocation aborted the interpreter (QA). Under a 4 GB address-space limit, every
+    # entry point now stops after the merges "hello world" has: 4 in "hello", 5 in " world".
+    code = """if True:
+        import resource
+        import bytepair
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        for vocab_size in (10**9, 2**32 - 1):
+            print(bytepair.train(iter(["hello world"]), vocab_size=vocab_size).n_vocab)
+            counts = bytepair.count(iter(["hello world"]))
+            print(bytepair.train_from_counts(counts, vocab_size).n_vocab)
+        base = bytepair.train(iter(["hello"]), vocab_size=256)
+        print(bytepair.train(iter(["hello world"]), vocab_size=10**9, base=base).n_vocab)
+    """
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == [str(256 + 4 + 5)] * 5
