@@ -32,6 +32,7 @@ lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check python tests benches
 	$(VENV)/bin/ruff format --check python tests benches
 	$(PY) -m mypy.stubtest --ignore-disjoint-bases bytepair._core
+	$(PY) -m mypy
 
 cargo-test:
 	cargo test

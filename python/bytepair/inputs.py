@@ -225,7 +225,7 @@ def _once(paths: list[str]) -> list[str]:
 
 
 def _walk(folder: str) -> list[str]:
-    out = []
+    out: list[str] = []
     # an unreadable subfolder is an error, not a silently smaller corpus
     for root, dirs, files in os.walk(folder, onerror=_raise):
         # hidden files and folders (.git, .DS_Store, editor backups) are not documents

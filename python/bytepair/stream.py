@@ -26,7 +26,7 @@ class StreamDecoder:
             ``"strict"`` (raise ``UnicodeDecodeError``), ``"ignore"``, ...
     """
 
-    def __init__(self, decode_bytes: Callable[[Iterable[int]], bytes], errors: str = "replace"):
+    def __init__(self, decode_bytes: Callable[[list[int]], bytes], errors: str = "replace"):
         try:
             codecs.lookup_error(errors)
         except (LookupError, TypeError):

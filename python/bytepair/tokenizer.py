@@ -449,8 +449,6 @@ class Tokenizer:
             # the core looks for special tokens in the same pass over the text's UTF-8
             # (src/py/text.rs makes it; surrogates as tiktoken)
             buf = self._core.encode_to_bytes(text, None, True, bool(self._special_tokens))
-            if isinstance(buf, str):
-                raise _disallowed_error(buf)
         else:
             try:
                 matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
@@ -459,6 +457,8 @@ class Tokenizer:
                 text = _fix_surrogates(text)
                 matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
                 buf = self._core.encode_to_bytes(text, matcher, ordinary)
+        if isinstance(buf, str):  # (only when asked to refuse special tokens: their text)
+            raise _disallowed_error(buf)
         return np.frombuffer(buf, dtype=np.dtype("<u4"))
 
     def _policy(
@@ -930,7 +930,7 @@ def _token_set(name: str, tokens: object) -> frozenset[str]:
             f"{tokens!r} (write {{{tokens!r}}})"
         )
     try:
-        return frozenset(tokens)  # type: ignore[arg-type]
+        return frozenset(tokens)  # type: ignore[call-overload]
     except TypeError:
         raise TypeError(
             f'{name} must be "all" or a collection of strings, got {type(tokens).__name__}'

@@ -7,11 +7,13 @@ up with ``+``, so shards can be counted apart), ``train_from_counts`` runs the m
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Union
+from types import FrameType
+from typing import Any, TypedDict, Union
 
 from . import _core, inputs
 from .counts import PretokenCounts
@@ -27,11 +29,26 @@ _TEXT_BATCH_CHARS = 16 << 20
 _LONG_POLICIES = ("truncate", "skip")
 
 
+class _CountOptions(TypedDict):
+    """What counting does with pre-tokens longer than a limit (``count``'s options)."""
+
+    max_pretoken_length: int | None
+    skip_long: bool
+
+
+class _MergeOptions(TypedDict):
+    """When merging stops and what it passes over (``train_from_counts``'s options)."""
+
+    min_frequency: int
+    max_token_length: int | None
+
+
 def _caller_level() -> int:
     """The ``stacklevel`` that makes a warning point at the first caller outside bytepair
     (``train`` calls ``count``: the user's line, not bytepair's, is the one to show)."""
     package = os.path.dirname(os.path.abspath(__file__))
-    level, frame = 1, sys._getframe(1)
+    level = 1
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         level, frame = level + 1, frame.f_back
     return level
@@ -97,7 +114,7 @@ def count(
     limit = _check_limit(max_pretoken_length)
     if long_pretokens not in _LONG_POLICIES:
         raise ValueError(f"long_pretokens must be 'truncate' or 'skip', got {long_pretokens!r}")
-    opts = {"max_pretoken_length": limit, "skip_long": long_pretokens == "skip"}
+    opts: _CountOptions = {"max_pretoken_length": limit, "skip_long": long_pretokens == "skip"}
     inputs._check_errors(errors)
     paths = inputs.expand_paths(input)
     core = _core.PretokenCounts()
@@ -153,7 +170,7 @@ def _count_stream(
     regex: str,
     specials: list[str],
     threads: int | None,
-    opts: dict[str, object],
+    opts: _CountOptions,
     bar: _Progress | None,
 ) -> None:
     """Counts streamed chunks in batches, carrying a document's unfinished end along."""
@@ -222,25 +239,24 @@ def train_from_counts(
     if base is not None:
         if not isinstance(base, Tokenizer):
             raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
-        pattern = _same("pattern", pattern, base.pattern, "the base tokenizer's")
-        special_tokens = _same(
-            "special_tokens", special_tokens, list(base.special_tokens), "the base tokenizer's"
+        pattern = _same_pattern(pattern, base.pattern, "the base tokenizer's")
+        special_tokens = _same_specials(
+            special_tokens, list(base.special_tokens), "the base tokenizer's"
         )
     if counts.pattern is not None:
-        pattern = _same("pattern", pattern, counts.pattern, "the counts'")
-        special_tokens = _same(
-            "special_tokens", special_tokens, list(counts.special_tokens), "the counts'"
-        )
+        pattern = _same_pattern(pattern, counts.pattern, "the counts'")
+        special_tokens = _same_specials(special_tokens, list(counts.special_tokens), "the counts'")
     pattern = "gpt2" if pattern is None else pattern
     specials = _check_specials(special_tokens or ())
     _core.count_texts([], _resolve_pattern(pattern), [])  # a bad pattern fails before training
     min_frequency = _check_nonneg("min_frequency", min_frequency)
-    if max_token_length is not None and _check_nonneg("max_token_length", max_token_length) < 2:
-        raise ValueError(f"max_token_length must be at least 2 bytes, got {max_token_length}")
-    opts = {"min_frequency": min_frequency, "max_token_length": max_token_length}
+    if max_token_length is not None:
+        max_token_length = _check_nonneg("max_token_length", max_token_length)
+        if max_token_length < 2:
+            raise ValueError(f"max_token_length must be at least 2 bytes, got {max_token_length}")
+    opts: _MergeOptions = {"min_frequency": min_frequency, "max_token_length": max_token_length}
     if base is not None:
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-            raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+        vocab_size = _as_vocab_size(vocab_size)
         if not base.n_vocab <= vocab_size < 2**32:
             raise ValueError(
                 f"vocab_size {vocab_size} is below the {base.n_vocab} ids the base tokenizer has"
@@ -251,7 +267,7 @@ def train_from_counts(
             )
         _warn_huge_tokens(new)
         return _extend(base, new, merge_ids)
-    _check_vocab_size(vocab_size, specials)
+    vocab_size = _check_vocab_size(vocab_size, specials)
     with _Progress("merge", progress, unit="merge") as bar:
         vocab, merges = _core.train_from_counts(
             counts._core, vocab_size, specials, bar.callback, **opts
@@ -291,19 +307,28 @@ def _extend(base: Tokenizer, new: list[bytes], merge_ids: list[tuple[int, int]])
     return tok
 
 
-def _same(name: str, given: object, recorded: object, whose: str) -> object:
-    """``given`` if it agrees with ``recorded`` (None: take ``recorded``), else ValueError."""
+def _same_pattern(given: str | None, recorded: str, whose: str) -> str:
+    """``given`` (a preset by its name) if it splits as ``recorded`` does (None: take
+    ``recorded``), else ValueError."""
     if given is None:
         return recorded
-    if name == "pattern":
-        same = _resolve_pattern(given) == _resolve_pattern(recorded)  # type: ignore[arg-type]
-        # presets by name in the message, however they were given
-        recorded = _pattern_name(_resolve_pattern(recorded))  # type: ignore[arg-type]
-        given = _pattern_name(_resolve_pattern(given))  # type: ignore[arg-type]
-    else:
-        same = list(given) == list(recorded)  # type: ignore[call-overload]
-    if not same:
-        raise ValueError(f"{name}={given!r} differs from {whose} {recorded!r}")
+    # presets by name, in the message too, however they were given
+    given_name = _pattern_name(_resolve_pattern(given))
+    recorded_name = _pattern_name(_resolve_pattern(recorded))
+    if _resolve_pattern(given) != _resolve_pattern(recorded):
+        raise ValueError(f"pattern={given_name!r} differs from {whose} {recorded_name!r}")
+    return given_name
+
+
+def _same_specials(
+    given: Sequence[str] | None, recorded: Sequence[str], whose: str
+) -> Sequence[str]:
+    """``given`` if it lists the special tokens of ``recorded`` in its order (None: take
+    ``recorded``), else ValueError."""
+    if given is None:
+        return recorded
+    if list(given) != list(recorded):
+        raise ValueError(f"special_tokens={given!r} differs from {whose} {recorded!r}")
     return given
 
 
@@ -382,13 +407,13 @@ def train(
             raise TypeError(f"base must be a Tokenizer, got {type(base).__name__}")
         # the defaults mean "the base's own"; anything given must agree with it
         given = None if pattern is _DEFAULT_PATTERN else pattern
-        pattern = _same("pattern", given, base.pattern, "the base tokenizer's")  # type: ignore[assignment]
-        special_tokens = _same(  # type: ignore[assignment]
-            "special_tokens", special_tokens or None, list(base.special_tokens), "the base's"
+        pattern = _same_pattern(given, base.pattern, "the base tokenizer's")
+        special_tokens = _same_specials(
+            special_tokens or None, list(base.special_tokens), "the base's"
         )
     specials = _check_specials(special_tokens)
     if base is None:
-        _check_vocab_size(vocab_size, specials)  # fail before counting a large corpus
+        vocab_size = _check_vocab_size(vocab_size, specials)  # before counting a large corpus
     if isinstance(pattern, str):
         pattern = str(pattern)  # the default's plain "gpt2"
     counts = count(
@@ -459,9 +484,26 @@ def train_bpe(
     return tok.vocab, tok.merges
 
 
-def _check_vocab_size(vocab_size: int, specials: list[str]) -> None:
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+def _integer(value: object) -> int | None:
+    """``value`` as an int if it is an integer of any type, numpy's too (``operator.index``
+    is how Python asks for one); None for anything else, bools included."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def _as_vocab_size(vocab_size: object) -> int:
+    n = _integer(vocab_size)
+    if n is None:
         raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+    return n
+
+
+def _check_vocab_size(vocab_size: object, specials: list[str]) -> int:
+    vocab_size = _as_vocab_size(vocab_size)
     if vocab_size < 256 + len(specials):
         raise ValueError(
             f"vocab_size {vocab_size} is below 256 bytes + {len(specials)} special token(s) "
@@ -469,14 +511,16 @@ def _check_vocab_size(vocab_size: int, specials: list[str]) -> None:
         )
     if vocab_size >= 2**32:
         raise ValueError(f"vocab_size {vocab_size} is too large: ids are 32-bit")
+    return vocab_size
 
 
-def _check_threads(threads: int | None) -> int | None:
+def _check_threads(threads: object) -> int | None:
     if threads is None:
         return None
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    n = _integer(threads)
+    if n is None or n < 1:
         raise ValueError(f"threads must be a positive int or None, got {threads!r}")
-    return _at_most("threads", threads, _MAX_THREADS)
+    return _at_most("threads", n, _MAX_THREADS)
 
 
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:
@@ -496,18 +540,20 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
     return out
 
 
-def _check_limit(limit: int | None) -> int | None:
+def _check_limit(limit: object) -> int | None:
     if limit is None:
         return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+    n = _integer(limit)
+    if n is None or n < 1:
         raise ValueError(f"max_pretoken_length must be a positive int or None, got {limit!r}")
-    return _at_most("max_pretoken_length", limit, _MAX_INDEX)
+    return _at_most("max_pretoken_length", n, _MAX_INDEX)
 
 
-def _check_nonneg(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+def _check_nonneg(name: str, value: object) -> int:
+    n = _integer(value)
+    if n is None or n < 0:
         raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-    return _at_most(name, value, _MAX_INDEX)
+    return _at_most(name, n, _MAX_INDEX)
 
 
 # The core's integer widths: counts are u64, lengths usize (64-bit here); a thread count
@@ -532,7 +578,7 @@ class _Progress:
     ) -> None:
         if enabled is None:
             enabled = sys.stderr is not None and sys.stderr.isatty()
-        self._bar = None
+        self._bar: Any = None  # a tqdm bar, made on the first update
         self._stage = stage
         self._unit = unit
         self._enabled = enabled

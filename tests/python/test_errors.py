@@ -954,3 +954,38 @@ def test_wrong_argument_types_get_clear_errors() -> None:
         bytepair.train(iter(["x y"]), 300, special_tokens=["\ud800"])
     with pytest.raises(ValueError, match="errors must be"):
         bytepair.train(iter(["x y"]), 300, errors="bogus")
+
+
+def test_training_options_take_any_integer_type() -> None:
+    # (QA: vocab_size=np.int64(300) was a TypeError and max_token_length=np.int64(4) a
+    # ValueError, where num_threads took numpy's ints): every integer option takes any
+    # integer type and trains as the same int does; bools, floats and strings are refused
+    np = pytest.importorskip("numpy")
+    text = ["the cat sat on the mat, the cat ate the hat"]
+    want = bytepair.train(
+        iter(text), 280, max_token_length=4, min_frequency=2, threads=1, max_pretoken_length=8
+    )
+    got = bytepair.train(
+        iter(text),
+        np.int64(280),
+        max_token_length=np.int32(4),
+        min_frequency=np.uint8(2),
+        threads=np.int16(1),
+        max_pretoken_length=np.int64(8),
+    )
+    assert got.vocab == want.vocab and got.merges == want.merges
+    counts = bytepair.count(iter(text))
+    assert bytepair.train_from_counts(counts, np.int64(280)).merges == (
+        bytepair.train_from_counts(counts, 280).merges
+    )
+    base = bytepair.train(iter(text), 270)
+    assert bytepair.train(iter(text), np.int64(280), base=base).merges == (
+        bytepair.train(iter(text), 280, base=base).merges
+    )
+    for bad in (True, np.bool_(True), 280.0, np.float64(280), "280"):
+        with pytest.raises(TypeError, match="vocab_size must be an int"):
+            bytepair.train(iter(text), bad)
+    for option in ("max_token_length", "min_frequency", "threads", "max_pretoken_length"):
+        for bad in (True, np.bool_(True), 4.0, "4"):
+            with pytest.raises(ValueError, match=option):
+                bytepair.train(iter(text), 280, **{option: bad})

@@ -149,9 +149,10 @@ def train_bpe(
     if isinstance(text_or_texts, os.PathLike) or _is_a_file_name(text_or_texts):
         # bytepair.train_bpe takes a path and this one text: name the mix-up, do not train
         # on the 20 characters of a file name
+        name = os.fspath(text_or_texts)  # type: ignore[arg-type]
         raise TypeError(
-            f"train_bpe takes the corpus text, and {os.fspath(text_or_texts)!r} is the name "
-            "of a file: pass its text, or use train_bpe_file(path)"  # type: ignore[arg-type]
+            f"train_bpe takes the corpus text, and {name!r} is the name "
+            "of a file: pass its text, or use train_bpe_file(path)"
         )
     texts = [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
 
@@ -285,9 +286,10 @@ def train_bpe_continue(
     if isinstance(text_or_texts, os.PathLike) or _is_a_file_name(text_or_texts):
         # bytepair.train_bpe takes a path and this one text: name the mix-up, do not train
         # on the 20 characters of a file name
+        name = os.fspath(text_or_texts)  # type: ignore[arg-type]
         raise TypeError(
-            f"train_bpe takes the corpus text, and {os.fspath(text_or_texts)!r} is the name "
-            "of a file: pass its text, or use train_bpe_file(path)"  # type: ignore[arg-type]
+            f"train_bpe takes the corpus text, and {name!r} is the name "
+            "of a file: pass its text, or use train_bpe_file(path)"
         )
     texts = [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
     pretoken_counts = count_pretokens(texts, special_tokens, pattern)
