@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import os
 import tempfile
+import threading
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,19 @@ _MODEL_PREFIXES = {
 }
 
 _cache: dict[tuple[str, str], Tokenizer] = {}
+# threads asking for the same encoding at once build it once (QA: 16 first calls from 8
+# threads built 9 copies, 0.2-0.4 s and megabytes each), as tiktoken's lock does
+_cache_lock = threading.Lock()
+
+
+def _new_lock_after_fork() -> None:
+    # a child forked while another thread built an encoding would find the lock taken
+    global _cache_lock
+    _cache_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def list_encoding_names() -> list[str]:
@@ -217,17 +231,22 @@ def get_encoding(name: str, *, path: PathLike | None = None) -> Tokenizer:
     if name not in _SPECS:
         raise ValueError(f"unknown encoding {name!r}; known: {', '.join(_SPECS)}")
     key = (name, os.fspath(path) if path is not None else "")
-    if key not in _cache:
-        spec = _SPECS[name]
-        data = _read_rank_file(spec, path)
-        tok = Tokenizer._from_rank_file(data, spec.special_tokens, spec.pattern)
-        if tok is None:  # not the plain form: read (or rejected, naming the line) in Python
-            ranks = _parse_ranks(data, path or spec.file)
-            tok = Tokenizer._from_ranks(ranks, spec.special_tokens, spec.pattern)
-        tok._name = name
-        tok._encoding = key  # (pickled by name and path: see Tokenizer.__getstate__)
-        _cache[key] = tok
-    return _cache[key]
+    with _cache_lock:
+        return _cache[key] if key in _cache else _build(name, path, key)
+
+
+def _build(name: str, path: PathLike | None, key: tuple[str, str]) -> Tokenizer:
+    """Reads and builds the encoding ``name`` and keeps it in the cache under ``key``."""
+    spec = _SPECS[name]
+    data = _read_rank_file(spec, path)
+    tok = Tokenizer._from_rank_file(data, spec.special_tokens, spec.pattern)
+    if tok is None:  # not the plain form: read (or rejected, naming the line) in Python
+        ranks = _parse_ranks(data, path or spec.file)
+        tok = Tokenizer._from_ranks(ranks, spec.special_tokens, spec.pattern)
+    tok._name = name
+    tok._encoding = key  # (pickled by name and path: see Tokenizer.__getstate__)
+    _cache[key] = tok
+    return tok
 
 
 def Encoding(  # noqa: N802 - named as tiktoken's class, which it stands in for

@@ -622,3 +622,24 @@ def test_threads_sharing_one_cache_give_tiktokens_ids(data_dir: Path, name: str)
         t.join()
     assert not failures
     assert_all_equal(got, expected, docs)
+
+
+def test_threads_asking_at_once_build_one_encoding(data_dir: Path, tmp_path: Path) -> None:
+    # (QA: 16 first calls from 8 threads built 9 encodings of 0.2-0.4 s each) a path not
+    # asked for before is a new entry of the cache, built once for all the threads
+    path = tmp_path / "r50k_base.tiktoken"
+    shutil.copy(data_dir / "tiktoken" / "r50k_base.tiktoken", path)
+    got: list[bytepair.Tokenizer] = []
+    start = threading.Barrier(8)
+
+    def ask() -> None:
+        start.wait()
+        got.append(bytepair.get_encoding("gpt2", path=path))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and all(tok is got[0] for tok in got)
+    assert got[0].encode("hello world") == [31373, 995]
