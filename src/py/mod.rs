@@ -37,14 +37,18 @@ fn run_in_pool<T: Send>(num_threads: Option<usize>, f: impl FnOnce() -> T + Send
 
 /// The rayon pool of `num_threads` threads (None or 0: one per core; at most four per core,
 /// as in tiktoken). Pools are built once per size and kept: building one per call would cost
-/// more than encoding a batch of short texts. rayon's global pool is never used, and a
+/// more than encoding a batch of short texts. A pool's threads keep the CPUs of the thread
+/// that made it, so pools are kept per CPU set too: made while the process was pinned to one
+/// CPU (the benchmark's single-thread tables; `taskset`, a worker that pins itself), they
+/// ran every later batch on that CPU (two threads: 1.2x one). rayon's global pool is never used, and a
 /// process forked from one that built pools (multiprocessing, DataLoader workers) builds its
 /// own: the parent's worker threads do not exist in the child, and waiting for them would
 /// hang forever.
 fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
-    let n = pool_size(num_threads);
+    let key = (pool_size(num_threads), affinity_key());
+    let n = key.0;
     let mut pools = process_pools().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = pools.get(&n) {
+    if let Some(p) = pools.get(&key) {
         return Ok(p.clone());
     }
     let p = Arc::new(
@@ -53,11 +57,12 @@ fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
             .build()
             .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
     );
-    pools.insert(n, p.clone());
+    pools.insert(key, p.clone());
     Ok(p)
 }
 
-type Pools = std::sync::Mutex<std::collections::HashMap<usize, Arc<rayon::ThreadPool>>>;
+/// Pools by (threads, CPU set of the thread that made them).
+type Pools = std::sync::Mutex<std::collections::HashMap<(usize, u64), Arc<rayon::ThreadPool>>>;
 
 /// This process's pools, behind a lock of its own. A child forked while another thread held
 /// its parent's lock (building a pool) found that lock taken for ever (found by QA), so a
@@ -112,20 +117,49 @@ fn cores() -> usize {
     affinity.min(quota).max(1)
 }
 
-/// The number of CPUs in this thread's affinity mask (None where unknown).
+/// This thread's affinity mask (None where unknown).
 #[cfg(target_os = "linux")]
-fn affinity() -> Option<usize> {
+fn cpu_set() -> Option<libc::cpu_set_t> {
     // SAFETY: `set` is a zeroed cpu_set_t, filled by the call if it succeeds
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
-            .then(|| libc::CPU_COUNT(&set) as usize)
+            .then_some(set)
     }
+}
+
+/// The number of CPUs in this thread's affinity mask (None where unknown).
+#[cfg(target_os = "linux")]
+fn affinity() -> Option<usize> {
+    // SAFETY: CPU_COUNT reads the set it is given
+    cpu_set().map(|set| unsafe { libc::CPU_COUNT(&set) as usize })
+}
+
+/// This thread's affinity mask as a key (0 where unknown).
+#[cfg(target_os = "linux")]
+fn affinity_key() -> u64 {
+    use std::hash::{Hash, Hasher};
+    let Some(set) = cpu_set() else { return 0 };
+    // SAFETY: a cpu_set_t is plain bits
+    let bits: &[u8] = unsafe {
+        std::slice::from_raw_parts(
+            &set as *const libc::cpu_set_t as *const u8,
+            std::mem::size_of::<libc::cpu_set_t>(),
+        )
+    };
+    let mut h = rustc_hash::FxHasher::default();
+    bits.hash(&mut h);
+    h.finish()
 }
 
 #[cfg(not(target_os = "linux"))]
 fn affinity() -> Option<usize> {
     None
+}
+
+#[cfg(not(target_os = "linux"))]
+fn affinity_key() -> u64 {
+    0
 }
 
 /// Runs `work` on every job, jobs taken in order by `threads` threads: this one and a pool
