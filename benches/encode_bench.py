@@ -400,11 +400,16 @@ def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], No
         for i, batch in enumerate(batches[1:]):
             k = 1 if i % 2 == 0 else n
             batch = fresh(batch)
+            # as in `run`: no garbage collection in the timing (the tables before leave
+            # millions of objects, and 100,000 new lists set off full collections: the small
+            # strings took twice the time here as alone), and the ids freed after the clock
+            # (a million ints let go of on one thread were a serial part of both timings)
+            gc.collect()
+            gc.disable()
             t0 = time.perf_counter()
             ids = tok.encode_ordinary_batch(batch, num_threads=k)
             times[k].append(time.perf_counter() - t0)
-            # (freed after the clock, as in `run`: a million ints let go of, on one thread,
-            # were a serial part of both timings)
+            gc.enable()
             del ids
         one, many = statistics.median(times[1]), statistics.median(times[n])
         log(f"    {what}: {one:.3f} s vs {many:.3f} s")
