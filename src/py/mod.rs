@@ -39,11 +39,11 @@ fn run_in_pool<T: Send>(num_threads: Option<usize>, f: impl FnOnce() -> T + Send
 /// as in tiktoken). Pools are built once per size and kept: building one per call would cost
 /// more than encoding a batch of short texts. A pool's threads keep the CPUs of the thread
 /// that made it, so pools are kept per CPU set too: made while the process was pinned to one
-/// CPU (the benchmark's single-thread tables; `taskset`, a worker that pins itself), they
-/// ran every later batch on that CPU (two threads: 1.2x one). rayon's global pool is never used, and a
-/// process forked from one that built pools (multiprocessing, DataLoader workers) builds its
-/// own: the parent's worker threads do not exist in the child, and waiting for them would
-/// hang forever.
+/// CPU (`taskset`, a worker that pins itself) and kept after the pinning was lifted, they
+/// ran every later batch on that one CPU (two threads no faster than one). rayon's global
+/// pool is never used, and a process forked from one that built pools (multiprocessing,
+/// DataLoader workers) builds its own: the parent's worker threads do not exist in the
+/// child, and waiting for them would hang forever.
 fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
     let key = (pool_size(num_threads), affinity_key());
     let n = key.0;
