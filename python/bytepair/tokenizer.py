@@ -943,15 +943,22 @@ def _check_bytes(i: object, b: object) -> bytes:
     return bytes(b)
 
 
+def _integer(value: object) -> int | None:
+    """``value`` as an int if it is an integer of any type, numpy's too (``operator.index``
+    is how Python asks for one); None for anything else, bools included."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
 def _check_threads(num_threads: object) -> int | None:
     if num_threads is None:
         return None
-    # (any integer type, such as numpy's: `operator.index` is how Python asks for an int)
-    try:
-        n = -1 if isinstance(num_threads, bool) else operator.index(num_threads)  # type: ignore[arg-type]
-    except TypeError:
-        n = -1
-    if n < 0:
+    n = _integer(num_threads)
+    if n is None or n < 0:
         raise ValueError(
             f"num_threads must be a number of threads (an int >= 0, not a bool; 0 or None: "
             f"every CPU), got {num_threads!r}"

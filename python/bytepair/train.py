@@ -7,7 +7,6 @@ up with ``+``, so shards can be counted apart), ``train_from_counts`` runs the m
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
 import warnings
@@ -17,7 +16,7 @@ from typing import Any, TypedDict, Union
 
 from . import _core, inputs
 from .counts import PretokenCounts
-from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _resolve_pattern
+from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _integer, _resolve_pattern
 
 __all__ = ["PretokenCounts", "count", "train", "train_bpe", "train_from_counts"]
 
@@ -312,12 +311,14 @@ def _same_pattern(given: str | None, recorded: str, whose: str) -> str:
     ``recorded``), else ValueError."""
     if given is None:
         return recorded
+    given_regex, recorded_regex = _resolve_pattern(given), _resolve_pattern(recorded)
     # presets by name, in the message too, however they were given
-    given_name = _pattern_name(_resolve_pattern(given))
-    recorded_name = _pattern_name(_resolve_pattern(recorded))
-    if _resolve_pattern(given) != _resolve_pattern(recorded):
-        raise ValueError(f"pattern={given_name!r} differs from {whose} {recorded_name!r}")
-    return given_name
+    if given_regex != recorded_regex:
+        raise ValueError(
+            f"pattern={_pattern_name(given_regex)!r} differs from {whose} "
+            f"{_pattern_name(recorded_regex)!r}"
+        )
+    return _pattern_name(given_regex)
 
 
 def _same_specials(
@@ -482,17 +483,6 @@ def train_bpe(
     """
     tok = train(input_path, vocab_size, special_tokens=special_tokens, **kwargs)  # type: ignore[arg-type]
     return tok.vocab, tok.merges
-
-
-def _integer(value: object) -> int | None:
-    """``value`` as an int if it is an integer of any type, numpy's too (``operator.index``
-    is how Python asks for one); None for anything else, bools included."""
-    if isinstance(value, bool):
-        return None
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        return None
 
 
 def _as_vocab_size(vocab_size: object) -> int:

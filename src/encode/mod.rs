@@ -478,8 +478,8 @@ impl Encoder {
     /// list): encoding a token's bytes with only lower ranks allowed leaves exactly two
     /// parts, the merge that makes it. Returns (rank, left id, right id) by rank; a token
     /// that does not end in two parts (not a BPE vocabulary) is left out. (The pair table
-    /// holds only pairs that merging joins: a merge that BPE chose with every pair it chooses
-    /// with these, with or without the ranks cut off.)
+    /// holds only the pairs merging joins; BPE with the ranks cut off chooses among those
+    /// too, so the parts are those BPE over every split would give.)
     pub fn recover_merges(&self) -> Vec<(u32, Rank, Rank)> {
         let made = self.merge_ranks();
         let mut out = Vec::with_capacity(made.len());
@@ -676,8 +676,8 @@ mod tests {
 
     /// Keeping only the pair of each token that merging joins (`reachable_pairs`) changes no
     /// ids: random vocabularies over a few bytes with random ranks (most tokens of several
-    /// splits, some never made by merging, some made through a higher rank), random pieces,
-    /// against BPE of byte strings with every token.
+    /// splits, some never made by merging), random pieces, against BPE of byte strings with
+    /// every token.
     #[test]
     fn one_pair_per_token_changes_no_ids() {
         let mut rng = crate::test_rng(7);
