@@ -161,6 +161,10 @@ _MODEL_PREFIXES = {
 }
 
 _cache: dict[tuple[str, str], Tokenizer] = {}
+# tiktoken's cache folder is under the temporary folder, which the stdlib finds once, under a
+# lock of its own: found now, so that a child forked while another thread was finding it
+# (its first get_encoding) does not find that lock taken for ever (QA: the child hung)
+tempfile.gettempdir()
 # threads asking for the same encoding at once build it once (QA: 16 first calls from 8
 # threads built 9 copies, 0.2-0.4 s and megabytes each), as tiktoken's lock does
 _cache_lock = threading.Lock()

@@ -5,6 +5,8 @@ for worker threads that do not exist in the child. Oracle: the parent's own resu
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,3 +48,27 @@ def test_fork_after_parallel_work(data_dir: Path) -> None:
     assert ids == expected_ids
     assert decoded == TEXTS
     assert merges == expected_merges
+
+
+def test_fork_while_a_thread_finds_the_temporary_folder(data_dir: Path) -> None:
+    # (QA) a thread in its first get_encoding held the stdlib's lock for finding the
+    # temporary folder (tiktoken's cache is under it) when another forked: the child's own
+    # get_encoding waited for that lock for ever. Held here by hand, the child must still work.
+    code = """if True:
+        import os, signal, tempfile
+        import bytepair
+        tempfile._once_lock.acquire()
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(60)  # (a hang ends the child, not the test run)
+            ids = bytepair.get_encoding("r50k_base").encode("hello world")
+            os._exit(0 if ids == [31373, 995] else 1)
+        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+    """
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
+    }
+    env["BYTEPAIR_DATA"] = str(data_dir)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["0"]
