@@ -496,7 +496,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         base=base,
     )
     seconds = time.perf_counter() - start
-    tok.save(args.output)
+    tok.save(args.output, format="native")
 
     n_special = len(tok.special_tokens)
     n_merges = len(tok.merges)

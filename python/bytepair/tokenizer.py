@@ -269,7 +269,7 @@ class Tokenizer:
         check_dense(vocab, tok.special_tokens, f"{vocab_filepath}")  # as bytepair.load
         return tok
 
-    def save(self, path: PathLike, format: str = "native") -> None:
+    def save(self, path: PathLike, format: str | None = None) -> None:
         """Writes the tokenizer to a file (or a folder, for ``"gpt2"``), atomically.
 
         Args:
@@ -279,7 +279,8 @@ class Tokenizer:
                 ``bytepair.formats.native``), ``"gpt2"`` (``vocab.json`` + ``merges.txt`` and
                 a ``bytepair.json`` with the pattern and special tokens), ``"tiktoken"`` (a
                 ``.tiktoken`` rank file: ordinary tokens only, no pattern, no special tokens)
-                or ``"hf"`` (a HF tokenizers ``tokenizer.json``).
+                or ``"hf"`` (a HF tokenizers ``tokenizer.json``). None (the default):
+                ``"tiktoken"`` for a path ending in ``.tiktoken``, else ``"native"``.
 
         Every file is written to a temporary name and renamed, so an interrupted save leaves
         an existing file intact. ``bytepair.load`` reads each format back.

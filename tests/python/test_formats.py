@@ -380,6 +380,37 @@ def test_save_replaces_existing_file(trained, sample: str, tmp_path: Path) -> No
     assert os.listdir(tmp_path) == ["tok.json"]
 
 
+@pytest.mark.parametrize(
+    ("name", "format", "written"),
+    [
+        ("tok.tiktoken", None, "tiktoken"),
+        ("TOK.TIKTOKEN", None, "tiktoken"),
+        ("tok.json", None, "native"),
+        ("tok", None, "native"),
+        ("tok.tiktoken", "native", "native"),
+        ("tok.json", "tiktoken", "tiktoken"),
+    ],
+)
+def test_save_format_from_suffix(
+    trained, sample: str, tmp_path: Path, name: str, format: str | None, written: str
+) -> None:
+    # without a format, a path named .tiktoken gets a rank file (what tiktoken.load reads);
+    # any other name bytepair's JSON; a format given always wins
+    tok = trained["no_specials"]
+    path = tmp_path / name
+    tok.save(path, format=format)
+    head = path.read_bytes()[:1]
+    assert (head == b"{") == (written == "native")
+    if written == "tiktoken":
+        # every line of a rank file: base64 of the token's bytes, then its rank
+        first = path.read_text().splitlines()[0].split()
+        assert first == ["AA==", "0"]
+        back = bytepair.load(path, pattern=tok.pattern)
+    else:
+        back = bytepair.load(path)
+    assert_identical(tok, back, sample)
+
+
 @pytest.mark.parametrize("name", ["specials", "o200k", "custom", "cjk"])
 def test_pickle_round_trip(trained, name: str, sample: str) -> None:
     # multiprocessing pickles tokenizers: the copy must be the same tokenizer

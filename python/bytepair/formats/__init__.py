@@ -154,9 +154,14 @@ def load(
     return hf.load(p / "tokenizer.json")
 
 
-def save(tok: Tokenizer, path: str | os.PathLike[str], format: str = "native") -> None:
-    """Writes ``tok`` in ``format`` (one of ``FORMATS``); see ``Tokenizer.save``."""
+def save(tok: Tokenizer, path: str | os.PathLike[str], format: str | None = None) -> None:
+    """Writes ``tok`` in ``format`` (one of ``FORMATS``; None: from the path's suffix); see
+    ``Tokenizer.save``."""
     from . import gpt2, hf, native, tiktoken
+
+    if format is None:
+        # (a name that says .tiktoken promises a rank file: tiktoken.load reads it as one)
+        format = "tiktoken" if os.fspath(path).lower().endswith(".tiktoken") else "native"
 
     writers = {
         "native": native.save,
