@@ -520,7 +520,8 @@ class Tokenizer:
                 core; at most four per core).
 
         Raises:
-            ValueError: as ``encode``.
+            ValueError: as ``encode``; a negative ``num_threads``.
+            TypeError: ``num_threads`` not an int (a float, string or bool).
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
@@ -960,7 +961,7 @@ def _check_threads(num_threads: object) -> int | None:
         return None
     n = _integer(num_threads)
     if n is None or n < 0:
-        raise ValueError(
+        raise (TypeError if n is None else ValueError)(
             f"num_threads must be a number of threads (an int >= 0, not a bool; 0 or None: "
             f"every CPU), got {num_threads!r}"
         )

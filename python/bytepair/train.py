@@ -104,8 +104,10 @@ def count(
     Raises:
         FileNotFoundError, OSError: a file cannot be read (the message names it).
         ValueError: invalid UTF-8 (names the file and byte offset), a bad jsonl line or
-            parquet column, an empty special token, an invalid pattern, bad options.
-        TypeError: an iterable item is not ``str``.
+            parquet column, an empty special token, an invalid pattern, an option out of
+            range (a negative count).
+        TypeError: an iterable item is not ``str``; an option of the wrong type (a float,
+            string or bool where an int is asked).
     """
     regex = _resolve_pattern(pattern)
     specials = _check_specials(special_tokens)
@@ -230,8 +232,10 @@ def train_from_counts(
 
     Raises:
         ValueError: ``vocab_size`` below 256 + len(special_tokens) (or ``base.n_vocab``),
-            bad special tokens or options, a ``pattern`` / ``special_tokens`` that differ
-            from those the counts (or ``base``) were made with, or empty counts.
+            bad special tokens or options out of range, a ``pattern`` / ``special_tokens``
+            that differ from those the counts (or ``base``) were made with, or empty counts.
+        TypeError: an option of the wrong type (a float, string or bool where an int is
+            asked).
     """
     if not isinstance(counts, PretokenCounts):
         raise TypeError(f"counts must be PretokenCounts (from count), got {type(counts).__name__}")
@@ -509,7 +513,9 @@ def _check_threads(threads: object) -> int | None:
         return None
     n = _integer(threads)
     if n is None or n < 1:
-        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+        # (the wrong type is a TypeError, as Python's own functions raise)
+        error = TypeError if n is None else ValueError
+        raise error(f"threads must be a positive int or None, got {threads!r}")
     return _at_most("threads", n, _MAX_THREADS)
 
 
@@ -519,7 +525,8 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
     out: list[str] = []
     for s in special_tokens:
         if not isinstance(s, str) or not s:
-            raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+            error = TypeError if not isinstance(s, str) else ValueError
+            raise error(f"special tokens must be non-empty strings, got {s!r}")
         if s in out:
             raise ValueError(f"special token {s!r} is given twice")
         try:
@@ -535,14 +542,16 @@ def _check_limit(limit: object) -> int | None:
         return None
     n = _integer(limit)
     if n is None or n < 1:
-        raise ValueError(f"max_pretoken_length must be a positive int or None, got {limit!r}")
+        error = TypeError if n is None else ValueError
+        raise error(f"max_pretoken_length must be a positive int or None, got {limit!r}")
     return _at_most("max_pretoken_length", n, _MAX_INDEX)
 
 
 def _check_nonneg(name: str, value: object) -> int:
     n = _integer(value)
     if n is None or n < 0:
-        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+        error = TypeError if n is None else ValueError
+        raise error(f"{name} must be a non-negative int, got {value!r}")
     return _at_most(name, n, _MAX_INDEX)
 
 

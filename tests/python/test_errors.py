@@ -938,8 +938,10 @@ def test_wrong_argument_types_get_clear_errors() -> None:
         tok.encode_batch("hello")
     with pytest.raises(ValueError, match="num_threads"):
         tok.encode_batch(["x"], num_threads=-1)
-    # (QA: "must be an int" for True, which is an int, puzzled; the message says why)
-    with pytest.raises(ValueError, match="not a bool"):
+    # (QA: "must be an int" for True, which is an int, puzzled; the message says why). A
+    # value of the wrong type is a TypeError, as Python's own functions (and tiktoken's
+    # thread pool) raise; a negative int a ValueError
+    with pytest.raises(TypeError, match="not a bool"):
         tok.encode_batch(["x"], num_threads=True)
     # an absurd thread count is an upper bound, as in tiktoken, not a crash
     assert tok.encode_batch(["xy"], num_threads=2**70) == [[120, 121]]
@@ -947,9 +949,11 @@ def test_wrong_argument_types_get_clear_errors() -> None:
     np = pytest.importorskip("numpy")
     assert tok.encode_batch(["xy"], num_threads=np.int64(2)) == [[120, 121]]
     assert tok.decode_batch([[120, 121]], num_threads=np.uint8(1)) == ["xy"]
-    for bad in (np.bool_(True), 2.0, "2", np.int64(-1)):
-        with pytest.raises(ValueError, match="num_threads"):
+    for bad in (np.bool_(True), 2.0, "2"):
+        with pytest.raises(TypeError, match="num_threads"):
             tok.encode_batch(["x"], num_threads=bad)
+    with pytest.raises(ValueError, match="num_threads"):
+        tok.encode_batch(["x"], num_threads=np.int64(-1))
     with pytest.raises(ValueError, match="lone surrogate"):
         bytepair.train(iter(["x y"]), 300, special_tokens=["\ud800"])
     with pytest.raises(ValueError, match="errors must be"):
@@ -986,6 +990,13 @@ def test_training_options_take_any_integer_type() -> None:
         with pytest.raises(TypeError, match="vocab_size must be an int"):
             bytepair.train(iter(text), bad)
     for option in ("max_token_length", "min_frequency", "threads", "max_pretoken_length"):
+        # a wrong type is a TypeError, as for vocab_size; a negative int a ValueError
         for bad in (True, np.bool_(True), 4.0, "4"):
-            with pytest.raises(ValueError, match=option):
+            with pytest.raises(TypeError, match=option):
                 bytepair.train(iter(text), 280, **{option: bad})
+        with pytest.raises(ValueError, match=option):
+            bytepair.train(iter(text), 280, **{option: np.int64(-1)})
+    with pytest.raises(TypeError, match="special tokens must be non-empty strings"):
+        bytepair.train(iter(text), 280, special_tokens=[b"<s>"])
+    with pytest.raises(ValueError, match="special tokens must be non-empty strings"):
+        bytepair.train(iter(text), 280, special_tokens=[""])
