@@ -419,7 +419,7 @@ impl<'t> Table<'_> {
     /// takes its turn in the ring too (it used to empty the ring first, and the pieces after
     /// it met their lines not yet there). Ids come out in the order the pieces went in;
     /// `finish` encodes the pieces still waiting.
-    #[inline]
+    #[inline(always)]
     pub fn push(
         &mut self,
         ahead: &mut Ahead<'t>,

@@ -57,6 +57,32 @@ pub struct Encoder {
     cache: PieceCache,
 }
 
+/// The pre-tokens of one `encode_ordinary` on their way through the piece cache. A type of
+/// its own, whose `piece` the scanner's loop inlines (`pretokenize::Sink`): as a closure it
+/// was a call per pre-token (its registers saved and restored each time); inlined, 3 MB
+/// slices one thread, paired in one process: cl100k / o200k code 1.07-1.10x the speed,
+/// English 1.07-1.08x.
+struct Pieces<'e, 'c, 'a, 't, 'o> {
+    enc: &'e Encoder,
+    cache: &'c mut cache::Table<'a>,
+    ahead: cache::Ahead<'t>,
+    out: &'o mut Vec<Rank>,
+    /// The end of the text: a piece's bytes readable from its start are `end - start`.
+    end: usize,
+}
+
+impl<'t> crate::pretokenize::Sink<'t> for &mut Pieces<'_, '_, '_, 't, '_> {
+    #[inline(always)]
+    fn piece(&mut self, piece: &'t str) {
+        let room = self.end - piece.as_ptr() as usize;
+        let enc = self.enc;
+        self.cache
+            .push(&mut self.ahead, piece.as_bytes(), room, self.out, |p, o| {
+                enc.encode_piece(p, o)
+            })
+    }
+}
+
 /// Merging of a few bytes, the plain way: the ids and the highest rank merged.
 fn merge_with_max(
     bytes: &[u8],
@@ -305,14 +331,22 @@ impl Encoder {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
         let end = text.as_bytes().as_ptr_range().end as usize;
-        let encode = |p: &[u8], o: &mut Vec<Rank>| self.encode_piece(p, o);
         self.cache.with(|cache| {
-            let mut ahead = cache::Ahead::default();
-            let r = self.pretok.for_each(text, |piece| {
-                let room = end - piece.as_ptr() as usize;
-                cache.push(&mut ahead, piece.as_bytes(), room, out, encode)
-            });
-            cache.finish(&mut ahead, out, encode);
+            let mut sink = Pieces {
+                enc: self,
+                cache,
+                ahead: cache::Ahead::default(),
+                out,
+                end,
+            };
+            let r = self.pretok.scan(text, &mut sink);
+            let Pieces {
+                cache,
+                mut ahead,
+                out,
+                ..
+            } = sink;
+            cache.finish(&mut ahead, out, |p, o| self.encode_piece(p, o));
             r
         })
     }

@@ -20,7 +20,7 @@ pub enum Preset {
 
 /// Calls `f` on each pre-token of `text`: cl100k and o200k 64 bytes at a time where the CPU
 /// has AVX2 (`windows.rs`, which comes back here for what it cannot decide).
-pub fn for_each<'t>(preset: Preset, text: &'t str, f: impl FnMut(&'t str)) {
+pub fn for_each<'t>(preset: Preset, text: &'t str, f: impl super::Sink<'t>) {
     let cls = Classes::get();
     if super::windows::available() {
         match preset {
@@ -39,7 +39,7 @@ pub fn for_each<'t>(preset: Preset, text: &'t str, f: impl FnMut(&'t str)) {
 }
 
 /// [`for_each`] one pre-token at a time.
-pub fn for_each_scalar<'t>(preset: Preset, text: &'t str, mut f: impl FnMut(&'t str)) {
+pub fn for_each_scalar<'t>(preset: Preset, text: &'t str, mut f: impl super::Sink<'t>) {
     let cls = Classes::get();
     let mut i = 0;
     while i < text.len() {
@@ -48,7 +48,7 @@ pub fn for_each_scalar<'t>(preset: Preset, text: &'t str, mut f: impl FnMut(&'t 
             Preset::Cl100k => one(text, i, cls, next_cl100k),
             Preset::O200k => one(text, i, cls, next_o200k),
         };
-        f(&text[i..end]);
+        f.piece(&text[i..end]);
         i = end;
     }
 }
@@ -563,7 +563,7 @@ mod tests {
 
     fn by_scanner(preset: Preset, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        for_each(preset, text, |s| out.push(s.to_string()));
+        for_each(preset, text, |s: &str| out.push(s.to_string()));
         out
     }
 

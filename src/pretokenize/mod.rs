@@ -179,7 +179,7 @@ impl Pretokenizer {
         let preset = self.preset?;
         let mut starts: Vec<usize> = Vec::new();
         let base = text.as_ptr() as usize;
-        fast::for_each(preset, text, |piece| {
+        fast::for_each(preset, text, |piece: &str| {
             starts.push(piece.as_ptr() as usize - base)
         });
         let mut k = starts.len().saturating_sub(2);
@@ -195,7 +195,12 @@ impl Pretokenizer {
     /// is not empty (`a*|.` splits "a b" into "a", " ", "b"), and only if there is none
     /// there, one character further. Text no match covers is no pre-token (as in the CS336
     /// reference and tiktoken).
-    pub fn for_each<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
+    pub fn for_each<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) -> Result<()> {
+        self.scan(text, f)
+    }
+
+    /// `for_each`, to any `Sink`.
+    pub fn scan<'t>(&self, text: &'t str, mut f: impl Sink<'t>) -> Result<()> {
         if let Some(preset) = self.preset {
             fast::for_each(preset, text, f);
             return Ok(());
@@ -207,7 +212,7 @@ impl Pretokenizer {
                 break;
             };
             if m.end() > m.start() {
-                f(m.as_str());
+                f.piece(m.as_str());
                 at = m.end();
                 continue;
             }
@@ -218,7 +223,7 @@ impl Pretokenizer {
                 .map_err(failed)?
                 .filter(|n| n.start() == here)
             {
-                f(n.as_str());
+                f.piece(n.as_str());
                 at = n.end();
             } else {
                 // (past the end: done)
@@ -244,6 +249,20 @@ impl Pretokenizer {
 
 /// Finds special tokens in text: leftmost match, and the longest where several start at
 /// the same position (so `<|endoftext|><|endoftext|>`, if registered, beats `<|endoftext|>`).
+/// What receives the pre-tokens of a text, in order (any `FnMut(&str)` does). A type of its
+/// own with an `#[inline(always)]` `piece` is copied into the scanner's loop, where a closure
+/// the compiler judges too large stays a call per pre-token.
+pub trait Sink<'t> {
+    fn piece(&mut self, piece: &'t str);
+}
+
+impl<'t, F: FnMut(&'t str)> Sink<'t> for F {
+    #[inline(always)]
+    fn piece(&mut self, piece: &'t str) {
+        self(piece)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

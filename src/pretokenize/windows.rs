@@ -298,7 +298,7 @@ fn rules<const O200K: bool>(m: &Masks) -> Result<u64, u32> {
 /// falling back to `scalar` (the pre-token end at a byte) where a window cannot decide.
 pub fn for_each<'t, const O200K: bool>(
     text: &'t str,
-    f: impl FnMut(&'t str),
+    f: impl super::Sink<'t>,
     scalar: impl Fn(&str, usize) -> usize,
 ) {
     for_each_with::<O200K>(text, f, scalar, avx512())
@@ -319,7 +319,7 @@ fn avx512() -> bool {
 /// `for_each`, with AVX-512 (`avx512`, which the CPU must have) or AVX2.
 fn for_each_with<'t, const O200K: bool>(
     text: &'t str,
-    mut f: impl FnMut(&'t str),
+    mut f: impl super::Sink<'t>,
     scalar: impl Fn(&str, usize) -> usize,
     avx512: bool,
 ) {
@@ -358,7 +358,7 @@ fn for_each_with<'t, const O200K: bool>(
                         // U+2010..=U+2027), never inside a character; `from < to <= len`
                         // (the boundary checks of `&text[from..to]` were a third of the
                         // loop's time)
-                        f(unsafe { text.get_unchecked(from..to) });
+                        f.piece(unsafe { text.get_unchecked(from..to) });
                         from = to;
                         s &= s - 1;
                     }
@@ -377,7 +377,7 @@ fn for_each_with<'t, const O200K: bool>(
             }
         }
         let end = scalar(text, i);
-        f(&text[i..end]);
+        f.piece(&text[i..end]);
         i = end;
     }
 }
