@@ -19,6 +19,20 @@ const SCAN_MAX: usize = 128;
 /// No merge for this pair.
 pub const NONE: (u32, Rank) = (u32::MAX, 0);
 
+/// The (rank, id) of the token two tokens make, if any: any `Fn(Rank, Rank)` of that, or a
+/// type whose `pair` is `#[inline(always)]`, which merging then inlines (a closure around the
+/// pair table stayed a call per lookup, a dozen for a word the piece cache has not seen).
+pub trait Lookup {
+    fn pair(&self, a: Rank, b: Rank) -> Option<(u32, Rank)>;
+}
+
+impl<F: Fn(Rank, Rank) -> Option<(u32, Rank)>> Lookup for F {
+    #[inline(always)]
+    fn pair(&self, a: Rank, b: Rank) -> Option<(u32, Rank)> {
+        self(a, b)
+    }
+}
+
 /// Merges `piece` and appends its ids to `out`. `lookup(a, b)` gives the (rank, id) of the
 /// pair's concatenation, if it is a token; `byte_pairs`, if given, the same for every pair of
 /// single bytes `a`, `b` at `a << 8 | b` (`NONE` for no token).
@@ -27,7 +41,7 @@ pub fn byte_pair_merge(
     byte_ids: &[Rank; 256],
     byte_pairs: Option<&[(u32, Rank)]>,
     atoms: Option<&Atoms>,
-    lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
+    lookup: impl Lookup,
     out: &mut Vec<Rank>,
 ) {
     if piece.len() <= SCAN_MAX {
@@ -60,10 +74,10 @@ fn merge_scan(
     byte_ids: &[Rank; 256],
     byte_pairs: Option<&[(u32, Rank)]>,
     atoms: Option<&Atoms>,
-    lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
+    lookup: impl Lookup,
     out: &mut Vec<Rank>,
 ) {
-    let get = |a, b| lookup(a, b).unwrap_or(NONE);
+    let get = |a, b| lookup.pair(a, b).unwrap_or(NONE);
     // Fixed arrays on the stack: a short piece costs no allocation.
     let mut syms = [0 as Rank; SCAN_MAX];
     let mut pairs = [NONE; SCAN_MAX];
@@ -240,7 +254,7 @@ fn merge_long<I: Ix>(
     piece: &[u8],
     byte_ids: &[Rank; 256],
     atoms: Option<&Atoms>,
-    lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
+    lookup: impl Lookup,
     out: &mut Vec<Rank>,
 ) {
     if piece.is_empty() {
@@ -271,7 +285,7 @@ fn merge_long<I: Ix>(
     // monotone) go first, as the rule requires.
     let mut queue = Buckets::<I>::new();
     for i in 0..n - 1 {
-        if let Some(p) = lookup(nodes[i].sym, nodes[i + 1].sym) {
+        if let Some(p) = lookup.pair(nodes[i].sym, nodes[i + 1].sym) {
             nodes[i].pair = p;
             queue.push(p.0, I::of(i));
         }
@@ -293,14 +307,14 @@ fn merge_long<I: Ix>(
         // the two pairs around the new symbol
         if nodes[i].prev != end {
             let p = nodes[i].prev.at();
-            nodes[p].pair = lookup(nodes[p].sym, id).unwrap_or(NONE);
+            nodes[p].pair = lookup.pair(nodes[p].sym, id).unwrap_or(NONE);
             if nodes[p].pair != NONE {
                 queue.push(nodes[p].pair.0, I::of(p));
             }
         }
         nodes[i].pair = NONE;
         if after != end {
-            if let Some(q) = lookup(id, nodes[after.at()].sym) {
+            if let Some(q) = lookup.pair(id, nodes[after.at()].sym) {
                 nodes[i].pair = q;
                 queue.push(q.0, I::of(i));
             }

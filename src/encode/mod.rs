@@ -317,7 +317,7 @@ impl Encoder {
             &self.byte_ids,
             Some(&self.byte_pairs),
             Some(&self.atoms),
-            |a, b| self.pair_table.get(a, b),
+            &self.pair_table,
             out,
         );
     }

@@ -67,6 +67,13 @@ enum Repr {
 #[derive(Debug, Clone)]
 pub struct PairTable(Repr);
 
+impl super::merge::Lookup for &PairTable {
+    #[inline(always)]
+    fn pair(&self, a: Rank, b: Rank) -> Option<(u32, Rank)> {
+        self.get(a, b)
+    }
+}
+
 impl PairTable {
     /// The table of `pairs`: ((left id, right id), (rank, id)); a later entry for the same
     /// pair replaces an earlier one.
