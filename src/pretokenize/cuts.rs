@@ -32,39 +32,45 @@ fn is_space_before(bytes: &[u8]) -> bool {
 /// then a non-space character. There `\s*[\r\n]+` ends at this newline, and the
 /// whitespace starts the next pre-token just as at a chunk's start (indented code has few
 /// other cuts: a stretch of 1.5 MB of the Python corpus had none). A character cut off by
-/// the end of `rest` is no cut.
-fn cut_after_newline(rest: &[u8], after_space: bool) -> bool {
+/// the end of `rest` is no cut. Returns where that non-space character is in `rest`.
+fn cut_after_newline(rest: &[u8], after_space: bool) -> Option<usize> {
     let mut i = 0;
     loop {
-        let Some(&b) = rest.get(i) else {
-            return false;
-        };
+        let b = *rest.get(i)?;
         let len = match b {
             0x00..=0x7F => 1,
             0xC0..=0xDF => 2,
             0xE0..=0xEF => 3,
             0xF0..=0xF7 => 4,
-            _ => return false,
+            _ => return None,
         };
-        let Some(c) = rest
+        let c = rest
             .get(i..i + len)
             .and_then(|s| std::str::from_utf8(s).ok())
-            .and_then(|s| s.chars().next())
-        else {
-            return false;
-        };
+            .and_then(|s| s.chars().next())?;
         if c == '\r' || c == '\n' {
-            return false;
+            return None;
         }
         if !c.is_whitespace() {
             // (o200k's `[\r\n/]*` joins a `/` right after the newline to it)
-            return i > 0 || c != '/';
+            return (i > 0 || c != '/').then_some(i);
         }
         if !after_space {
-            return false;
+            return None;
         }
         i += len;
     }
+}
+
+/// Whether a special token that is split out may start in `rest[..=c]`, the whitespace
+/// after a newline and the non-space character at `c` (or beyond the end of `rest`, a
+/// window of the text). Then the whitespace run from the newline may end the text before
+/// that token, where cl100k's `\s++$` takes it whole with the newline: a cut after the
+/// newline would split it (QA: `x\n  <|endoftext|>` gave `\n`, `  ` where tiktoken gives
+/// `\n  `). Only the whitespace runs of cuts after whitespace are concerned: a newline
+/// right before a token ends the same way with or without the cut.
+fn special_may_end_run(rest: &[u8], c: usize, specials: Option<&SpecialMatcher>) -> bool {
+    specials.is_some_and(|m| (0..=c).any(|j| m.may_start(&rest[j..])))
 }
 
 /// The last safe cut in `buf` (see the module docs), at or after `min`, or None. `buf` must
@@ -79,6 +85,7 @@ pub fn find_cut(buf: &[u8], min: usize, cuts: &Cuts) -> Option<usize> {
             && i > 0
             && (cuts.after_space || !is_space_before(&buf[..i]))
             && cut_after_newline(&buf[p..], cuts.after_space)
+                .is_some_and(|c| c == 0 || !special_may_end_run(&buf[p..], c, specials))
         {
             newline_cut = Some(p);
             break;
@@ -261,6 +268,61 @@ mod tests {
         let mut out = Vec::new();
         pretok.for_each(text, |p| out.push(p)).unwrap();
         out
+    }
+
+    /// The special tokens and pre-tokens of `text`, special tokens split out first.
+    fn spans<'t>(pretok: &Pretokenizer, m: &SpecialMatcher, text: &'t str) -> Vec<Span<'t>> {
+        let mut out = Vec::new();
+        for span in m.split(text) {
+            match span {
+                Span::Text(t) => out.extend(pieces(pretok, t).into_iter().map(Span::Text)),
+                special => out.push(special),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_cut_splits_exactly_as_the_whole_around_special_tokens() {
+        // (QA: with cl100k, "x\n  <|endoftext|>" was cut after the newline, and `\s++$`
+        // took "\n" and "  " where the whole text gives "\n  ") random texts of newlines,
+        // whitespace and special tokens (one starting with a space, one with a letter),
+        // cut into small parts: each part's special tokens and pre-tokens are the whole's,
+        // for every preset
+        let specials: Vec<String> = ["<|e|>", " <s>", "ab"].map(String::from).to_vec();
+        let m = SpecialMatcher::new(&specials).unwrap();
+        let alphabet = [
+            "x", "a", "b", " ", "  ", "\n", "\r\n", "\t", "/", "é", "\n    ", "<|e|>", " <s>",
+            "<|e", "<",
+        ];
+        for preset in ["gpt2", "cl100k", "o200k"] {
+            let pretok = Pretokenizer::new(preset).unwrap();
+            let cuts = Cuts::new(&pretok, Some(&m));
+            let mut seed = 777u64;
+            for case in 0..4000 {
+                let mut text = String::new();
+                if case < 40 {
+                    // the report's text, its special token at every place of a window
+                    text = format!("{}x\n  <|e|> tail", "y".repeat(case));
+                } else {
+                    for _ in 0..50 {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        text.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
+                    }
+                }
+                let whole = spans(&pretok, &m, &text);
+                for target in [6, 8, 12] {
+                    let mut parts = Vec::new();
+                    split_text(&text, &cuts, target, &mut parts);
+                    assert_eq!(parts.concat(), text);
+                    let joined: Vec<Span> =
+                        parts.iter().flat_map(|p| spans(&pretok, &m, p)).collect();
+                    assert_eq!(joined, whole, "{preset} {text:?} cut as {parts:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -106,6 +106,15 @@ impl SpecialMatcher {
         })
     }
 
+    /// Whether one of the tokens may start at the start of `bytes`, a window of a text:
+    /// `bytes` begins with it, or is cut off inside it (empty `bytes`: anything may follow).
+    pub fn may_start(&self, bytes: &[u8]) -> bool {
+        self.tokens.iter().any(|t| {
+            let n = t.len().min(bytes.len());
+            t.as_bytes()[..n] == bytes[..n]
+        })
+    }
+
     /// (start, end) of every special token in `text`, in order.
     pub fn find_all(&self, text: &str) -> Vec<(usize, usize)> {
         match &self.automaton {

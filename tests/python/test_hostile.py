@@ -229,6 +229,40 @@ def test_special_token_with_a_newline_is_never_cut_when_counting(tmp_path: Path)
     assert not any(b"<|" in k or b"|>" in k for k in got)
 
 
+def test_no_cut_splits_the_whitespace_before_a_special_token() -> None:
+    # (QA) cl100k's `\s++$` takes a newline and the spaces after it whole when a special
+    # token that is split out follows. Long texts are cut into parts (for threads, stream
+    # pieces, file blocks); where a part's window ended inside that special token, the cut
+    # went after the newline, and the parts gave "\n" and "  " apart
+    eot = "<|endoftext|>"
+    snippet = "x\n  " + eot
+    # counting: a stream is taken in pieces of 2^20 characters; the snippet across the end
+    # of the first piece, at every offset (oracle: the pre-tokens of the text, worked out
+    # by hand: the letters and x, the newline with its spaces, " tail")
+    piece = 1 << 20
+    for k in range(1, len(snippet)):
+        doc = "a" * (piece - k) + snippet + " tail"
+        got = dict(bytepair.count(iter([doc]), pattern="cl100k", special_tokens=[eot]).items())
+        want = {b"a" * (piece - k) + b"x": 1, b"\n  ": 1, b" tail": 1}
+        assert got == want, k
+    # encoding: one call cuts a long text into parts of len / (4 x threads) bytes for its
+    # threads; the snippet across the end of the first part's window (oracle: tiktoken,
+    # from to_tiktoken, which encodes the text whole)
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"\n ", 257: b"\n  "}
+    tok = bytepair.Tokenizer(
+        vocab, [(b"\n", b" "), (b"\n ", b" ")], special_tokens=[eot], pattern="cl100k"
+    )
+    tt = tok.to_tiktoken()
+    n = 400_000
+    target = max(n // (4 * len(os.sched_getaffinity(0))), 1 << 15)
+    for pos in range(target - len(snippet) - 2, target + 3):
+        text = ("ab " * n)[:pos] + snippet
+        text += "c" * (n - len(text))
+        ids = tok.encode(text, allowed_special="all")
+        assert ids == tt.encode(text, allowed_special="all"), pos
+        assert 257 in ids
+
+
 @pytest.mark.skipif(not hasattr(__import__("signal"), "SIGTERM"), reason="POSIX signals")
 def test_sigterm_during_encode_leaves_no_temporary_file(
     tmp_path: Path, data_dir: Path, gpt2: bytepair.Tokenizer
