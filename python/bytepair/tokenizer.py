@@ -8,8 +8,10 @@ with the GIL released.
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
+import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -346,9 +348,9 @@ class Tokenizer:
             token ids.
 
         Raises:
-            ValueError: ``text`` contains a disallowed special token. (A name in
-                ``allowed_special`` / ``disallowed_special`` that is not a special token of
-                this tokenizer is ignored, as in tiktoken.)
+            ValueError: ``text`` contains a disallowed special token, or any other string
+                given in ``disallowed_special`` (as in tiktoken; a name in ``allowed_special``
+                that is not a special token of this tokenizer is ignored, as in tiktoken).
 
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|endoftext|>"])
         >>> tok.encode("a<|endoftext|>", allowed_special="all")
@@ -420,6 +422,7 @@ class Tokenizer:
             found = self._matcher(disallowed).find(text)
             if found is not None:
                 raise _disallowed_error(found)
+        _refuse_foreign(self._foreign(disallowed_special), text)
         if not allowed:
             return None, True
         if allowed == self._special_set:
@@ -473,9 +476,20 @@ class Tokenizer:
             disallowed = self._special_set - allowed
         else:
             disallowed = _token_set("disallowed_special", disallowed_special)
-        # names that are not special tokens of this tokenizer are ignored, as tiktoken does
-        # (code that passes one set of names to several encodings keeps working)
+        # names that are not special tokens of this tokenizer: ignored when allowed, as
+        # tiktoken does (code that passes one set of names to several encodings keeps
+        # working); when disallowed, tiktoken still refuses text that holds them (`_foreign`)
         return allowed & self._special_set, disallowed & self._special_set
+
+    def _foreign(self, disallowed_special: DisallowedSpecial) -> _Refused | None:
+        """A search for the strings of ``disallowed_special`` that are not special tokens of
+        this tokenizer, or None if there are none. tiktoken refuses text holding any string
+        given as disallowed, special token or not (QA: a guard against chat markup such as
+        ``disallowed_special={"<|im_start|>"}`` on cl100k passed it through here)."""
+        if disallowed_special == "all" or not disallowed_special:
+            return None
+        names = _token_set("disallowed_special", disallowed_special) - self._special_set
+        return _search_for(frozenset(n for n in names if isinstance(n, str) and n))
 
     def _check_special_names(self, names: AllowedSpecial) -> None:
         """Raises ``ValueError`` if a name of ``names`` (or ``"all"``) is not a special token
@@ -525,6 +539,11 @@ class Tokenizer:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
+        foreign = self._foreign(disallowed_special)
+        if foreign is not None and not isinstance(texts, str):
+            texts = list(texts)
+            for text in texts:
+                _refuse_foreign(foreign, text)
         if not allowed:
             return self._batch(texts, None, True, num_threads, check)
         matcher = None if allowed == self._special_set else self._matcher(allowed)
@@ -584,6 +603,9 @@ class Tokenizer:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
+        foreign = self._foreign(disallowed_special)
+        # (the end of the text searched so far: a refused string may span two buffers)
+        seen = ""
         if not allowed:
             mode, matcher = "ordinary", None
         elif allowed == self._special_set:
@@ -606,6 +628,10 @@ class Tokenizer:
             buf = _clean(raw[: len(raw) - len(carry)])
             if check is not None and (found := check.find(buf)) is not None:
                 raise _disallowed_error(found)
+            if foreign is not None:
+                searched = seen + buf
+                _refuse_foreign(foreign, searched)
+                seen = searched[max(0, len(searched) - foreign.overlap) :]
             ids, rest = self._core.encode_stream_prefix(buf, mode, matcher)
             yield from ids
             parts, size = [rest, carry], len(rest) + len(carry)
@@ -613,6 +639,8 @@ class Tokenizer:
             # which keeps the whole stream linear
             flush_at = max(_STREAM_CHUNK, 2 * size)
         buf = _clean("".join(parts))
+        if foreign is not None:
+            _refuse_foreign(foreign, seen + buf)
         if buf:
             yield from self.encode(buf, allowed_special=allowed, disallowed_special=disallowed)
 
@@ -983,6 +1011,27 @@ _SETS = (frozenset, set)
 def _default_policy(allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial) -> bool:
     """Whether the policy is tiktoken's default: every special token disallowed, none allowed."""
     return disallowed_special == "all" and type(allowed_special) in _SETS and not allowed_special
+
+
+class _Refused:
+    """A search for strings whose text ``encode`` refuses (see ``Tokenizer._foreign``)."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        # (longest first where several start at one place)
+        ordered = sorted(names, key=lambda n: (-len(n), n))
+        self.search = re.compile("|".join(map(re.escape, ordered)))
+        # how much of a text's end a string that goes on in the next text can hold
+        self.overlap = max(map(len, names)) - 1
+
+
+@functools.lru_cache(maxsize=64)
+def _search_for(names: frozenset[str]) -> _Refused | None:
+    return _Refused(names) if names else None
+
+
+def _refuse_foreign(refused: _Refused | None, text: str) -> None:
+    if refused is not None and (m := refused.search.search(text)) is not None:
+        raise _disallowed_error(m.group())
 
 
 def _disallowed_error(token: str) -> ValueError:

@@ -30,6 +30,7 @@ from bytepair.reference import train_bpe as reference_train_bpe
 
 EOT = "<|endoftext|>"
 PAD = "<|pad|>"
+NOPE = "<|nope|>"  # not a special token of these tokenizers
 EOT2 = EOT + EOT
 A = "<|a|>"
 AB = "<|a|>b"
@@ -40,7 +41,7 @@ BYTES = {i: bytes([i]) for i in range(256)}
 special_text = st.lists(
     st.one_of(
         st.sampled_from(
-            [EOT, PAD, EOT, "<|", "|>", "<|endoftext", "endoftext|>", "<|pad|", "<", "|"]
+            [EOT, PAD, EOT, NOPE, "<|", "|>", "<|endoftext", "endoftext|>", "<|pad|", "<", "|"]
         ),
         st.sampled_from([" ", "\n", "\n\n", "a", "Hello", " world", "😀", "日本", "'s", "!"]),
         st.text(max_size=3),
@@ -129,6 +130,12 @@ POLICIES = [
     ({PAD}, frozenset({EOT})),
     ({EOT}, {EOT}),  # allowed and disallowed: tiktoken checks disallowed first
     ({EOT, PAD}, ()),
+    # names that are no special token: ignored when allowed; refused when disallowed, as
+    # tiktoken refuses any string given as disallowed (QA)
+    ({NOPE}, "all"),
+    (frozenset(), {NOPE}),
+    ({EOT}, {NOPE, PAD}),
+    ("all", [NOPE]),
 ]
 POLICY_IDS = [f"allowed={a}-disallowed={d}" for a, d in POLICIES]
 
@@ -149,6 +156,9 @@ FIXED = [
     f"<|endoftext|{PAD}>",
     f"😀{EOT}😀",
     "no specials at all",
+    f"hello{NOPE}",
+    f"{NOPE}{EOT}",
+    f"<|nope{EOT}|>",
 ]
 
 
@@ -209,16 +219,36 @@ def test_allowed_subset(gpt2: bytepair.Tokenizer) -> None:
         assert gpt2.encode(text, allowed_special=allowed) == [64, 50256, 65, 50257, 66]
 
 
-def test_unknown_names_are_ignored_as_in_tiktoken(gpt2: bytepair.Tokenizer) -> None:
-    # a name that is not a special token of this tokenizer changes nothing (tiktoken: the
-    # same); one set of names can serve several encodings
+def test_unknown_names_as_in_tiktoken(gpt2: bytepair.Tokenizer) -> None:
+    # an allowed name that is not a special token of this tokenizer changes nothing
+    # (tiktoken: the same); one set of names can serve several encodings
     plain = gpt2.encode("hello<|nope|>", disallowed_special=())
     assert gpt2.encode("hello<|nope|>", allowed_special={"<|nope|>"}) == plain
-    assert gpt2.encode("hello<|nope|>", disallowed_special={"<|nope|>"}) == plain
     assert gpt2.encode_batch(["hello<|nope|>"], allowed_special={"<|nope|>"}) == [plain]
     assert list(gpt2.encode_iterable(["hello<|nope|>"], allowed_special={"<|nope|>"})) == plain
     both = gpt2.encode("hello<|nope|>" + EOT, allowed_special={EOT, "<|nope|>"})
     assert both == plain + [gpt2.eot_token]
+    # a disallowed one is looked for all the same, as tiktoken does (QA: a guard against
+    # chat markup, disallowed_special={"<|im_start|>"} on cl100k, let it through): every
+    # way of encoding refuses text that holds it, in a stream even where it spans chunks
+    for refuse in (
+        lambda t: gpt2.encode(t, disallowed_special={"<|nope|>"}),
+        lambda t: gpt2.encode_batch(["x", t], disallowed_special=["<|nope|>"]),
+        lambda t: gpt2.encode_to_numpy(t, disallowed_special={"<|nope|>"}),
+        lambda t: gpt2.encode_with_unstable(t, disallowed_special={"<|nope|>"}),
+        lambda t: list(gpt2.encode_iterable(list(t), disallowed_special={"<|nope|>"})),
+    ):
+        with pytest.raises(ValueError, match=re.escape("special token '<|nope|>'")):
+            refuse("hello<|nope|> there")
+    # a stream of 1000-character chunks is first encoded after 263 chunks (2^18
+    # characters buffered): the name across that point
+    long = "ab " * 90_000
+    for at in range(262_990, 263_003):
+        text = long[:at] + "<|nope|>" + long[at:]
+        chunks = [text[i : i + 1000] for i in range(0, len(text), 1000)]
+        with pytest.raises(ValueError, match=re.escape("'<|nope|>'")):
+            list(gpt2.encode_iterable(chunks, disallowed_special={"<|nope|>"}))
+    assert list(gpt2.encode_iterable([long], disallowed_special={"<|nope|>"})) == gpt2.encode(long)
     # a bare string is not a set of names (it would be a set of characters)
     with pytest.raises(ValueError):
         gpt2.encode("hello", allowed_special=EOT)
