@@ -380,6 +380,24 @@ def test_save_replaces_existing_file(trained, sample: str, tmp_path: Path) -> No
     assert os.listdir(tmp_path) == ["tok.json"]
 
 
+def test_folder_of_hf_and_gpt2_files_loads_the_last_written(trained, tmp_path: Path) -> None:
+    # (QA) a folder saved as HF, then as GPT-2, loaded the old tokenizer.json silently. A
+    # folder of both is HF's (a Hub model folder: its tokenizer.json has the special tokens)
+    # unless bytepair's GPT-2 files came after it; saved again as HF, it is HF's again
+    old, new = trained["no_specials"], trained["cl100k"]
+    assert old.vocab != new.vocab
+    old.save(tmp_path / "tokenizer.json", format="hf")
+    new.save(tmp_path, format="gpt2")
+    assert bytepair.load(tmp_path).vocab == new.vocab
+    stamp = (tmp_path / "bytepair.json").stat().st_mtime_ns
+    old.save(tmp_path / "tokenizer.json", format="hf")
+    os.utime(tmp_path / "tokenizer.json", ns=(stamp + 1_000_000, stamp + 1_000_000))
+    assert bytepair.load(tmp_path).vocab == old.vocab
+    # GPT-2's own files (no bytepair.json) beside a tokenizer.json: HF's
+    (tmp_path / "bytepair.json").unlink()
+    assert bytepair.load(tmp_path).vocab == old.vocab
+
+
 @pytest.mark.parametrize(
     ("name", "format", "written"),
     [

@@ -58,13 +58,28 @@ def _incomplete_gpt2_folder(p: Path) -> None:
         )
 
 
+def _gpt2_written_since(folder: Path, hf_file: Path) -> bool:
+    """Whether bytepair wrote GPT-2 files into ``folder`` after its ``tokenizer.json``: a
+    folder of both is read as HF's (a model folder from the Hub holds both, and the
+    tokenizer.json has the special tokens), unless ``save(folder, format="gpt2")`` came
+    later (QA: a folder saved first as HF, then as GPT-2, loaded the old tokenizer)."""
+    from . import gpt2
+
+    sidecar = folder / gpt2.SIDECAR
+    try:
+        return gpt2.is_folder(folder) and sidecar.stat().st_mtime_ns > hf_file.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
 def _sniff(p: Path) -> tuple[str, object]:
     """The format, and the parsed document of a JSON file (else None)."""
     from . import gpt2, hf, native, tiktoken
     from ._io import parse_json
 
     if p.is_dir():
-        if (p / "tokenizer.json").is_file():
+        hf_file = p / "tokenizer.json"
+        if hf_file.is_file() and not _gpt2_written_since(p, hf_file):
             return "hf", None
         if gpt2.is_folder(p):
             return "gpt2", None
