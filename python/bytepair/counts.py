@@ -70,7 +70,7 @@ class PretokenCounts:
     ) -> None:
         if isinstance(items, dict):
             items = items.items()
-        pairs = [(bytes(k), _check_count(v)) for k, v in (items or ())]
+        pairs = [(_check_key(k), _check_count(v)) for k, v in (items or ())]
         self._core = _core.PretokenCounts(pairs)
         if pattern is not None:
             from .tokenizer import _resolve_pattern
@@ -139,7 +139,9 @@ class PretokenCounts:
         """Counts of both (shards counted apart add up exactly).
 
         Raises:
-            ValueError: the two were counted with different patterns or special tokens.
+            ValueError: the two were counted with different patterns or special tokens, or
+                a count would pass 2^64 - 1 (counts are 64-bit; ``+=`` then leaves the
+                counts as they were).
         """
         if not isinstance(other, PretokenCounts):
             return NotImplemented
@@ -273,6 +275,14 @@ class PretokenCounts:
             raise bad(str(e)) from None
         core.long_pretokens = (long_count, longest)
         return cls._wrap(core, pattern, specials)
+
+
+def _check_key(k: object) -> bytes:
+    if isinstance(k, str):
+        raise TypeError(f"pre-tokens are bytes, got the str {k!r} (its UTF-8: {k!r}.encode())")
+    if not isinstance(k, (bytes, bytearray, memoryview)):
+        raise TypeError(f"pre-tokens are bytes, got {type(k).__name__}")
+    return bytes(k)
 
 
 def _check_count(v: object) -> int:

@@ -23,41 +23,41 @@ pub struct PretokenCounts {
 impl PretokenCounts {
     #[new]
     #[pyo3(signature = (items=None))]
-    fn new(items: Option<Vec<(Vec<u8>, u64)>>) -> Self {
+    fn new(items: Option<Vec<(Vec<u8>, u64)>>) -> PyResult<Self> {
         let mut inner = train::PretokenCounts::default();
         for (k, v) in items.unwrap_or_default() {
-            let c = inner.counts.entry(k).or_insert(0);
-            *c = c.saturating_add(v);
+            let have = inner.counts.get(&k).copied().unwrap_or(0);
+            let sum = have
+                .checked_add(v)
+                .ok_or_else(|| to_py(train::count::too_many(&k, have, v)))?;
+            inner.counts.insert(k, sum);
         }
         inner.counts.retain(|k, &mut v| v > 0 && !k.is_empty());
-        Self { inner }
+        Ok(Self { inner })
     }
 
     fn __len__(&self) -> usize {
         self.inner.counts.len()
     }
 
-    fn __add__(&self, other: &PretokenCounts) -> PretokenCounts {
+    fn __add__(&self, other: &PretokenCounts) -> PyResult<PretokenCounts> {
         let mut out = self.clone();
-        out.inner.add(&other.inner);
-        out
+        out.inner.try_add(&other.inner).map_err(to_py)?;
+        Ok(out)
     }
 
-    /// Adds `other` into these counts, in place.
-    fn add(&mut self, other: &PretokenCounts) {
-        self.inner.add(&other.inner);
+    /// Adds `other` into these counts, in place (unchanged if a count would pass 2^64 - 1).
+    fn add(&mut self, other: &PretokenCounts) -> PyResult<()> {
+        self.inner.try_add(&other.inner).map_err(to_py)
     }
 
     fn __eq__(&self, other: &PretokenCounts) -> bool {
         self.inner.counts == other.inner.counts
     }
 
-    /// Total number of pre-tokens counted.
-    fn total(&self) -> u64 {
-        self.inner
-            .counts
-            .values()
-            .fold(0u64, |a, &b| a.saturating_add(b))
+    /// Total number of pre-tokens counted (exact: the sum of 64-bit counts may pass 2^64).
+    fn total(&self) -> u128 {
+        self.inner.counts.values().map(|&c| c as u128).sum()
     }
 
     /// The count of one pre-token (0 if absent).

@@ -42,6 +42,14 @@ impl LongStats {
     }
 }
 
+/// The error for a count that would pass 2^64 - 1.
+pub fn too_many(key: &[u8], have: u64, more: u64) -> crate::Error {
+    crate::Error::Invalid(format!(
+        "the count of pre-token {:?} would pass 2^64 - 1 ({have} + {more}): counts are 64-bit",
+        String::from_utf8_lossy(key)
+    ))
+}
+
 /// Counting options beyond the pattern and the special tokens.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CountOptions {
@@ -55,6 +63,19 @@ pub struct CountOptions {
 }
 
 impl PretokenCounts {
+    /// `add`, or an error (and these counts unchanged) if a count would pass 2^64 - 1: sums
+    /// of saved counts, where `add` saturates.
+    pub fn try_add(&mut self, other: &PretokenCounts) -> crate::Result<()> {
+        for (k, v) in &other.counts {
+            let have = self.counts.get(k).copied().unwrap_or(0);
+            if have.checked_add(*v).is_none() {
+                return Err(too_many(k, have, *v));
+            }
+        }
+        self.add(other);
+        Ok(())
+    }
+
     /// Adds the counts of `other` to these (shards counted apart add up exactly).
     pub fn add(&mut self, other: &PretokenCounts) {
         for (k, v) in &other.counts {

@@ -240,9 +240,22 @@ fn merge_words(
         .map(|(k, &v)| (k, v))
         .collect();
     entries.par_sort_unstable();
+    // Every pair count is at most the pairs of all words together; kept below 2^63, no
+    // count can wrap (pair counts are signed: a merge takes counts away)
+    let pairs: u128 = entries
+        .iter()
+        .map(|&(k, v)| v as u128 * (k.len() as u128 - 1))
+        .sum();
+    if pairs > i64::MAX as u128 {
+        return Err(Error::Invalid(format!(
+            "the counts are too large to train on exactly: their words hold {pairs} pairs in \
+             all, and pair counts are 63-bit (at most {})",
+            i64::MAX
+        )));
+    }
     let (mut words, freqs): (Vec<Vec<Rank>>, Vec<i64>) = entries
         .par_iter()
-        .map(|&(k, v)| (to_ids(k), i64::try_from(v).unwrap_or(i64::MAX)))
+        .map(|&(k, v)| (to_ids(k), v as i64))
         .filter(|(w, _)| w.len() >= 2)
         .unzip();
     drop(entries);

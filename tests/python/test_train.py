@@ -443,6 +443,36 @@ def test_pretoken_counts_api() -> None:
     assert len(empty) == 0 and empty.total() == 0 and empty.items() == []
 
 
+def test_counts_past_64_bits_are_refused_not_clipped() -> None:
+    # (QA) sums of counts saturated at 2^64 - 1 and a pair count of 2^64 wrapped to 0, so
+    # training chose other merges silently. Now: a sum past 2^64 - 1 is a ValueError (the
+    # counts unchanged); the total is exact; training refuses counts whose pairs could
+    # pass 2^63 (pair counts are signed); just below that, it trains as the reference does
+    top = 2**64 - 1
+    a = bytepair.PretokenCounts({b"a": top, b"b": 1})
+    with pytest.raises(ValueError, match="would pass 2\\^64 - 1"):
+        a + bytepair.PretokenCounts({b"a": 1})
+    with pytest.raises(ValueError, match="would pass 2\\^64 - 1"):
+        a += bytepair.PretokenCounts({b"b": 5, b"a": 1})
+    assert a[b"a"] == top and a[b"b"] == 1  # unchanged, not half-added
+    with pytest.raises(ValueError, match="would pass 2\\^64 - 1"):
+        bytepair.PretokenCounts([(b"a", top), (b"a", 1)])
+    assert (a + bytepair.PretokenCounts({b"b": top - 1})).total() == 2 * top
+    huge = bytepair.PretokenCounts({b"ab": 2**63, b" ab": 2**63, b"xy": 5})
+    with pytest.raises(ValueError, match="too large to train on exactly"):
+        bytepair.train_from_counts(huge, 258)
+    # the largest counts allowed: their pairs add up to 2^63 - 1
+    n = (2**63 - 1 - 5) // 3
+    ok = {b"ab": n, b" ab": n, b"xy": 5}
+    got = bytepair.train_from_counts(bytepair.PretokenCounts(ok), 258).merges
+    words = [list(w) for w in ok]
+    want = reference.merge_loop(words, list(ok.values()), {i: bytes([i]) for i in range(256)}, 258)
+    assert got == want == [(b"a", b"b"), (b" ", b"ab")]
+    # pre-tokens are bytes: a str says so (QA: "string argument without an encoding")
+    with pytest.raises(TypeError, match="pre-tokens are bytes"):
+        bytepair.PretokenCounts({"a": 1})
+
+
 def test_pretoken_counts_items_order_on_corpus(data_dir: Path) -> None:
     text = read_text(data_dir / "cs336" / "tinystories_sample.txt")
     counts = bytepair.count(iter([text]), special_tokens=[EOT])
