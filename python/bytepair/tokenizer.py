@@ -112,12 +112,23 @@ class Tokenizer:
         by_bytes = set(vocab.values())
         # rank of a token = index of the first merge that makes it (tiktoken's rank rule)
         ranks: dict[bytes, int] = {}
-        for rank, (left, right) in enumerate(merges):
+        for rank, merge in enumerate(merges):
+            # (QA: b"ab" unpacked into the ints 97, 98; a triple said "too many values")
+            try:
+                if isinstance(merge, (str, bytes, bytearray)):
+                    raise TypeError
+                left, right = merge
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"merge {rank} is {merge!r}: merges are pairs (left, right) of bytes"
+                ) from None
             if isinstance(left, str) or isinstance(right, str):
                 raise TypeError(
                     f"merge {rank} is ({left!r}, {right!r}): merges are pairs of bytes; for "
                     "GPT-2's vocab.json + merges.txt use Tokenizer.from_files"
                 )
+            if not all(isinstance(x, (bytes, bytearray, memoryview)) for x in (left, right)):
+                raise TypeError(f"merge {rank} is ({left!r}, {right!r}): merges are pairs of bytes")
             left, right = bytes(left), bytes(right)
             for side in (left, right, left + right):
                 if side not in by_bytes:

@@ -406,6 +406,28 @@ def test_wrong_input_types() -> None:
         bytepair.train(12, 300)
 
 
+@pytest.mark.parametrize(
+    "merge", [b"ab", bytearray(b"ab"), (b"a", b"b", b"c"), (b"a",), (97, 98), (b"a", 98), 5, None]
+)
+def test_merges_that_are_not_pairs_of_bytes(merge: object) -> None:
+    # (QA: b"ab" unpacked into the ints 97 and 98, and the message showed b'\x00' * 97; a
+    # triple said "too many values to unpack") each says which merge and what it must be
+    vocab = BYTES_VOCAB | {256: b"ab"}
+    with pytest.raises(TypeError, match=r"merge 0 is .*: merges are pairs"):
+        bytepair.Tokenizer(vocab, [merge])  # type: ignore[list-item]
+    # a pair in a list, of bytes-like values, is a merge
+    assert bytepair.Tokenizer(vocab, [[b"a", bytearray(b"b")]]).encode("ab") == [256]
+
+
+def test_load_of_an_empty_path(tmp_path: Path, monkeypatch) -> None:
+    # (QA) Path("") is the current folder: load("") read the tokenizer found there
+    bytepair.Tokenizer(BYTES_VOCAB, []).save(tmp_path / "tokenizer.json", format="hf")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="got ''"):
+        bytepair.load("")
+    assert bytepair.load(".").n_vocab == 256
+
+
 # ---------------------------------------------------------------------------------------------
 # corrupt, truncated and foreign tokenizer files
 

@@ -153,6 +153,9 @@ def load(
             f"load takes the path of a tokenizer file or folder, not a {type(path).__name__} "
             "(in-memory vocab and merges: bytepair.Tokenizer(vocab, merges, ...))"
         )
+    if not os.fspath(path):
+        # (Path("") is the current folder: load("") read whatever tokenizer was there)
+        raise ValueError("load needs the path of a tokenizer file or folder, got ''")
     p = Path(path)
     kind, doc = _sniff(p)
     if kind == "tiktoken":
