@@ -262,8 +262,18 @@ class PretokenCounts:
         ):
             raise bad("bad pattern or special tokens in the header")
         ints = (records, size, crc, long_count, longest)
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in ints):
+        # (QA: a huge records or long_pretokens was pyo3's OverflowError, naming no file)
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**64 for v in ints):
             raise bad("bad sizes in the header")
+        if pattern is not None:
+            from .tokenizer import _resolve_pattern
+
+            try:  # (QA: a bad pattern loaded, and failed only when training)
+                _core.count_texts([], _resolve_pattern(pattern), [])
+            except ValueError as e:
+                raise bad(f"its pattern does not compile ({e})") from None
+        if len(set(specials)) < len(specials):
+            raise bad("a special token is named twice in the header")
         body = data[end + 1 :]
         if len(body) != size:
             raise bad(f"the body has {len(body)} bytes, the header says {size} (truncated?)")

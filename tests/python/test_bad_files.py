@@ -225,6 +225,55 @@ def test_hf_duplicate_id(tok, tmp_path: Path) -> None:
     raises(path, "hf", "model.vocab", "id 3 appears twice")
 
 
+@pytest.mark.parametrize("steps", [1e308, "x", {"a": 1}, None])
+def test_hf_pretokenizers_of_the_wrong_type(tok, steps, tmp_path: Path) -> None:
+    # (QA: a number here was "TypeError: object of type 'float' has no len()", no file)
+    path = written(tok, "hf", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": steps}
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "hf", "pre_tokenizer", "expected ByteLevel")
+
+
+def test_native_lone_surrogates(tok, tmp_path: Path) -> None:
+    # (QA) a special token or kept metadata spelt with a lone surrogate escape ("\ud800"):
+    # a bare UnicodeEncodeError, or a file that loaded and then could never be saved
+    path = written(tok, "native", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    bad = dict(doc, special_tokens={"\ud800": 256})
+    path.write_text(json.dumps(bad), "utf-8")
+    raises(path, "native", "'\\ud800'", "lone surrogate")
+    doc["metadata"]["training"]["note"] = "\ud800"
+    path.write_text(json.dumps(doc), "utf-8")
+    raises(path, "native", "metadata", "lone surrogate")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment"),
+    [
+        ("records", 2**70, "bad sizes"),
+        ("long_pretokens", [2**70, 1], "bad sizes"),
+        ("pattern", "(unclosed", "its pattern does not compile"),
+        ("special_tokens", ["<a>", "<a>"], "named twice"),
+    ],
+)
+def test_counts_file_header(key: str, value: object, fragment: str, tmp_path: Path) -> None:
+    # (QA: huge sizes were pyo3's OverflowError naming no file; a bad pattern or a special
+    # token named twice loaded, and failed only when training)
+    from bytepair.counts import _MAGIC
+
+    path = tmp_path / "c.bpcounts"
+    bytepair.count(iter(["hello world hello"]), pattern="cl100k").save(path)
+    raw = path.read_bytes()
+    end = raw.index(b"\n", len(_MAGIC))
+    header = json.loads(raw[len(_MAGIC) : end])
+    header[key] = value
+    path.write_bytes(_MAGIC + json.dumps(header).encode() + raw[end:])
+    with pytest.raises(ValueError) as info:
+        bytepair.PretokenCounts.load(path)
+    assert str(path) in str(info.value) and fragment in str(info.value), info.value
+
+
 @pytest.mark.parametrize("twice", ["token", "rank"])
 def test_rank_file_duplicates(tok, twice: str, tmp_path: Path) -> None:
     path = written(tok, "tiktoken", tmp_path)

@@ -297,7 +297,8 @@ def _pattern(pre: Any, fail: Fail) -> str:
         if pre.get("use_regex", True) is False:
             raise fail("pre_tokenizer", "ByteLevel without a regex splits nothing")
         return "gpt2"  # HF's built-in regex is GPT-2's
-    if steps is not None and len(steps) == 2:
+    # (QA: a "pretokenizers" that is no list was a bare TypeError, naming no file)
+    if isinstance(steps, list) and len(steps) == 2:
         split, byte_level = steps
         ok = (
             isinstance(split, dict)

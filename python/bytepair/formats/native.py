@@ -41,6 +41,7 @@ formats):
 from __future__ import annotations
 
 import datetime
+import json
 import os
 from typing import TYPE_CHECKING, Any, Union
 
@@ -151,7 +152,7 @@ def check_version(doc: dict[str, Any], path: str | os.PathLike[str]) -> None:
 
 def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenizer:
     """Builds a tokenizer from a parsed native document; ``path`` is named in errors."""
-    from ..tokenizer import Tokenizer
+    from ..tokenizer import Tokenizer, _is_utf8_clean
 
     def fail(msg: str) -> ValueError:
         return ValueError(f"{path}: {msg}")
@@ -188,6 +189,9 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
         raise fail(f"key 'metadata' must be a dict, got {type(meta).__name__}")
     specials = doc["special_tokens"]
     for s, i in specials.items():
+        # (QA: a lone surrogate, "\ud800" in the JSON, was a bare UnicodeEncodeError)
+        if not _is_utf8_clean(s):
+            raise fail(f"special token {s!r} is not valid Unicode text (a lone surrogate)")
         if vocab.get(check_id(i, f"{path}: special token {s!r}")) != s.encode("utf-8"):
             raise fail(f"special token {s!r} must have the id of its vocab entry, got {i!r}")
     try:
@@ -196,6 +200,9 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
         raise fail(str(e)) from None
     check(vocab, merges, specials, f"{path}: vocab")
     tok._metadata = {k: v for k, v in meta.items() if k in _KEPT_METADATA}
+    # (QA: a lone surrogate in the kept metadata loaded, and every later save failed)
+    if not _is_utf8_clean(json.dumps(tok._metadata, ensure_ascii=False)):
+        raise fail("metadata holds text that is not valid Unicode (a lone surrogate)")
     return tok
 
 
