@@ -6,7 +6,9 @@
 //! before a letter). For cl100k and o200k the character before the `\n` may be whitespace
 //! too (`\r\n` line ends): their `\s*[\r\n]+` ends a whitespace run at its last newline,
 //! at a chunk end as before a letter; and the character after it may be whitespace too, if
-//! a non-space character follows before any `\r` or `\n` (an indented line). For GPT-2's
+//! a non-space character follows before any `\r` or `\n` (an indented line), and no special
+//! token that is split out may start in that whitespace or at that character (before one,
+//! cl100k's `\s++$` takes the newline and the whitespace whole). For GPT-2's
 //! pattern (whose `\s+(?!\S)` does not end a `\r\n` run that way) the place right before a
 //! newline that follows a non-space character is a cut instead: no GPT-2 pre-token holds a
 //! non-space character and then whitespace. A custom pattern might join anything, so its
