@@ -927,6 +927,9 @@ def test_patterns_that_match_empty_text_split_as_python_regex(pattern: str, text
     assert tok.decode_bytes(tok.encode_ordinary(text)) == "".join(pieces).encode()
     counts = bytepair.count(iter([text]), pattern=pattern)
     assert dict(counts.items()) == dict(Counter(p.encode() for p in pieces))
+    # the pure-Python reference too (QA: it kept the empty matches, counting b'')
+    assert reference.pretokenize(text, pattern) == pieces
+    assert dict(reference.count_pretokens([text], [], pattern)) == dict(counts.items())
 
 
 # assigned characters only: the oracle's `regex` module may know a newer Unicode version

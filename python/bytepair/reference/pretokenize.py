@@ -150,8 +150,9 @@ def pretokenize(text: str, pattern: str = GPT2_PATTERN) -> list[str]:
         pattern: a preset name (``"gpt2"``, ``"cl100k"``, ``"o200k"``) or a regex.
 
     Returns:
-        The matches of the pattern, left to right. For the preset patterns every character
-        belongs to exactly one match, so ``"".join(pretokenize(t)) == t``.
+        The matches of the pattern, left to right, empty ones left out (an empty match
+        carries no bytes: no pre-token). For the preset patterns every character belongs
+        to exactly one match, so ``"".join(pretokenize(t)) == t``.
 
     Raises:
         ValueError: if the pattern is not a valid regex.
@@ -165,4 +166,6 @@ def pretokenize(text: str, pattern: str = GPT2_PATTERN) -> list[str]:
     """
     # finditer rather than findall: findall returns the groups, not the whole match, when a
     # custom pattern has capturing groups
-    return [m.group() for m in _compile(resolve_pattern(pattern)).finditer(text)]
+    # (QA: a custom pattern that can match empty text, `a*|.`, gave '' pre-tokens, which
+    # count_pretokens counted as b'')
+    return [m.group() for m in _compile(resolve_pattern(pattern)).finditer(text) if m.group()]
