@@ -190,7 +190,10 @@ def encode_to_file(
     out_real = os.fspath(replaceable_path(out))
     sidecar_real = os.fspath(replaceable_path(sidecar_path(out)))
     dtype = ids_dtype(tok.n_vocab)
-    n_threads = num_threads or os.cpu_count() or 1
+    from .tokenizer import _check_threads
+
+    # (QA: 1.5, True and Decimal(3) were taken; a wrong type is a TypeError, as elsewhere)
+    n_threads = _check_threads(num_threads) or os.cpu_count() or 1
     paths = expand_paths(inputs)  # resolved once: a glob or folder is listed one time only
     if paths is not None:
         # the output is never an input: named as one it is an error (it would be overwritten);

@@ -640,10 +640,13 @@ class Tokenizer:
             if check is not None and (found := check.find(buf)) is not None:
                 raise _disallowed_error(found)
             if foreign is not None:
-                searched = seen + buf
-                _refuse_foreign(foreign, searched)
-                seen = searched[max(0, len(searched) - foreign.overlap) :]
+                _refuse_foreign(foreign, seen + buf)
             ids, rest = self._core.encode_stream_prefix(buf, mode, matcher)
+            if foreign is not None:
+                # the end of the text now done (the next buffer starts with `rest`; QA: a
+                # search over `rest` twice found a name across the seam)
+                done = seen + buf[: len(buf) - len(rest)]
+                seen = done[max(0, len(done) - foreign.overlap) :]
             yield from ids
             parts, size = [rest, carry], len(rest) + len(carry)
             # a long pre-token still arriving is rescanned only after the buffer doubles,

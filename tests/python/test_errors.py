@@ -979,6 +979,12 @@ def test_wrong_argument_types_get_clear_errors() -> None:
             tok.encode_batch(["x"], num_threads=bad)
     with pytest.raises(ValueError, match="num_threads"):
         tok.encode_batch(["x"], num_threads=np.int64(-1))
+    # encode_to_file's too (QA: it took 1.5 and True)
+    for bad in (1.5, True):
+        with pytest.raises(TypeError, match="num_threads"):
+            bytepair.encode_to_file(
+                tok, [__file__], tempfile.gettempdir() + "/x.npy", num_threads=bad
+            )
     with pytest.raises(ValueError, match="lone surrogate"):
         bytepair.train(iter(["x y"]), 300, special_tokens=["\ud800"])
     with pytest.raises(ValueError, match="errors must be"):
