@@ -12,7 +12,7 @@ import functools
 import operator
 import os
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
 
@@ -50,13 +50,18 @@ class Tokenizer:
         merges: merges in rank order, as (left bytes, right bytes); both sides and their
             concatenation must be tokens of ``vocab``.
         special_tokens: special-token strings. One already in ``vocab`` keeps its id; others
-            get new ids after the largest id, in the order given.
+            get new ids after the largest id, in the order given. Or ``{token: id}`` (as
+            ``bytepair.load`` and ``Encoding`` take them): each token gets its id, which must
+            be unused (after the vocabulary, or a hole in it) or the id of the token's own
+            bytes (``{"\\n": 10}``).
         pattern: pre-tokenization pattern: ``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex
             in Python ``regex`` syntax.
 
     Raises:
         ValueError: a merge names bytes that are not a token, a single byte is missing, two
-            tokens share an id, a special token is empty, or the pattern is not a valid regex.
+            tokens share an id, a special token is empty, a special token's id is out of
+            range or the id of other bytes, or the pattern is not a valid regex.
+        TypeError: a special token's id is not an int.
     """
 
     # (name, rank file path) of an OpenAI encoding made by ``get_encoding``: pickled by these
@@ -67,7 +72,7 @@ class Tokenizer:
         self,
         vocab: dict[int, bytes],
         merges: Sequence[tuple[bytes, bytes]],
-        special_tokens: Iterable[str] | None = None,
+        special_tokens: Mapping[str, int] | Iterable[str] | None = None,
         pattern: str = "gpt2",
     ) -> None:
         if not isinstance(vocab, dict):
@@ -78,22 +83,21 @@ class Tokenizer:
                 f"(write [{special_tokens!r}])"
             )
         vocab = {_check_id(i): _check_bytes(i, b) for i, b in vocab.items()}
+        if isinstance(special_tokens, Mapping):
+            specials = _given_special_ids(vocab, special_tokens)
+            self._build(vocab, merges, specials, pattern)
+            return
         # A special token already in the vocabulary keeps its id; others get new ids after
         # the largest, in the order given (CS336's Tokenizer). Where its bytes have two ids
         # (a one-byte special token such as "[": the byte's id and its own after the bytes,
         # as train gives it) it is the later one, and the byte stays an ordinary token.
         by_bytes = {b: i for i, b in sorted(vocab.items())}
-        specials: dict[str, int] = {}
+        specials = {}
         next_id = max(vocab, default=-1) + 1
         for s in special_tokens or ():
-            if not isinstance(s, str) or not s:
-                raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+            b = _special_bytes(s)
             if s in specials:
                 continue
-            try:
-                b = s.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate: no bytes to match in any text
-                raise ValueError(f"special token {s!r} is not valid Unicode text") from None
             known = by_bytes.get(b)
             if known is None:
                 known, next_id = _check_id(next_id), next_id + 1
@@ -254,7 +258,7 @@ class Tokenizer:
         cls,
         vocab_filepath: PathLike,
         merges_filepath: PathLike,
-        special_tokens: Iterable[str] | None = None,
+        special_tokens: Mapping[str, int] | Iterable[str] | None = None,
         pattern: str = "gpt2",
     ) -> Tokenizer:
         """Loads GPT-2 style ``vocab.json`` + ``merges.txt`` (CS336's ``from_files``).
@@ -979,6 +983,46 @@ def _token_set(name: str, tokens: object) -> frozenset[str]:
         raise TypeError(
             f'{name} must be "all" or a collection of strings, got {type(tokens).__name__}'
         ) from None
+
+
+def _special_bytes(s: object) -> bytes:
+    """The UTF-8 of the special token ``s``: a non-empty ``str`` without lone surrogates."""
+    if not isinstance(s, str) or not s:
+        raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no bytes to match in any text
+        raise ValueError(f"special token {s!r} is not valid Unicode text") from None
+
+
+def _given_special_ids(
+    vocab: dict[int, bytes], special_tokens: Mapping[str, int]
+) -> dict[str, int]:
+    """Special tokens with the ids given (``{token: id}``), added to ``vocab`` (changed).
+
+    As ``bytepair.load`` of a rank file and ``Encoding`` take them: an id no token has is the
+    special token's own (after the vocabulary, as cl100k_base's ``<|endoftext|>`` = 100257,
+    or in a hole, as p50k_base's = 50256); an id of ``vocab`` must hold the token's own bytes
+    (``{"\\n": 10}``: the byte stays an ordinary token too). Any other id is refused: it
+    would silently take another token's place.
+    """
+    specials: dict[str, int] = {}
+    for s, given in special_tokens.items():
+        b = _special_bytes(s)
+        i = _integer(given)
+        if i is None:
+            raise TypeError(f"special token {s!r}: its id must be an int, got {given!r}")
+        if not 0 <= i < 2**32:
+            raise ValueError(
+                f"special token {s!r} has id {i}, out of range: ids are 0 <= id < 2**32"
+            )
+        held = vocab.setdefault(i, b)
+        if held != b:
+            other = next((t for t, j in specials.items() if j == i), None)
+            whose = f"special token {other!r}" if other is not None else f"the token {held!r}"
+            raise ValueError(f"special token {s!r} has id {i}, which is the id of {whose}")
+        specials[s] = i
+    return specials
 
 
 def _check_bytes(i: object, b: object) -> bytes:

@@ -600,6 +600,63 @@ def test_special_token_already_in_vocab_keeps_id(data_dir: Path) -> None:
     assert tok.encode(PAD + EOT, allowed_special="all") == [50257, 50256]
 
 
+def test_special_token_ids_given_as_a_dict_are_kept(data_dir: Path) -> None:
+    # {token: id}, as bytepair.load and Encoding take it: the ids given are the ids (the
+    # constructor read the dict as a list of names: <|pad|> got 50257, not 50300), and match
+    # tiktoken's Encoding with the same special tokens
+    specials = {PAD: 50300, EOT: 50256}
+    tok = bytepair.Tokenizer.from_files(
+        data_dir / "gpt2" / "vocab.json", data_dir / "gpt2" / "merges.txt", special_tokens=specials
+    )
+    enc = oracles.tiktoken_with_specials(data_dir, specials)
+    assert tok.special_tokens == specials and tok.n_vocab == enc.n_vocab == 50301
+    text = f"a{PAD}b{EOT}"
+    assert tok.encode(text, allowed_special="all") == [64, 50300, 65, 50256]
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert tok.decode([50300, 50256]) == PAD + EOT
+    # an id in a hole of the vocabulary is the token's; the id of its own bytes keeps the
+    # byte an ordinary token too; a list still numbers new tokens after the largest id
+    vocab = {**BYTES, 257: b"ab"}
+    holed = bytepair.Tokenizer(vocab, [(b"a", b"b")], special_tokens={A: 256, "\n": 10})
+    assert holed.special_tokens == {A: 256, "\n": 10} and holed.n_vocab == 258
+    assert holed.encode(f"ab{A}\n", allowed_special="all") == [257, 256, 10]
+    listed = bytepair.Tokenizer(vocab, [(b"a", b"b")], special_tokens=[A, "\n"])
+    assert listed.special_tokens == {A: 258, "\n": 10}
+
+
+@pytest.mark.parametrize(
+    ("specials", "error", "message"),
+    [
+        # the id of another token: of an ordinary one, of a byte, of another special token
+        (
+            {PAD: 50255},
+            ValueError,
+            r"'<\|pad\|>' has id 50255, which is the id of the token b' gazed'",
+        ),
+        ({PAD: 10}, ValueError, r"'<\|pad\|>' has id 10, which is the id of the token b'\+'"),
+        (
+            {PAD: 50300, A: 50300},
+            ValueError,
+            r"'<\|a\|>' has id 50300, which is the id of special token '<\|pad\|>'",
+        ),
+        # an id that cannot be one
+        ({PAD: -1}, ValueError, r"'<\|pad\|>' has id -1, out of range"),
+        ({PAD: 2**32}, ValueError, r"'<\|pad\|>' has id 4294967296, out of range"),
+        ({PAD: "50300"}, TypeError, r"'<\|pad\|>': its id must be an int, got '50300'"),
+        ({PAD: True}, TypeError, r"'<\|pad\|>': its id must be an int, got True"),
+    ],
+)
+def test_special_token_ids_given_as_a_dict_must_fit(
+    data_dir: Path, specials: dict, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        bytepair.Tokenizer.from_files(
+            data_dir / "gpt2" / "vocab.json",
+            data_dir / "gpt2" / "merges.txt",
+            special_tokens=specials,
+        )
+
+
 def test_a_thousand_special_tokens(data_dir: Path, gpt2_enc: tiktoken.Encoding) -> None:
     # Models register hundreds of reserved tokens; every policy must still match tiktoken,
     # and a call allowing one token searches only for it (cheap to build, cached).
