@@ -17,6 +17,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from . import _core
+from ._checks import count_option, integer
 from .stream import StreamDecoder
 
 if TYPE_CHECKING:
@@ -1009,7 +1010,7 @@ def _given_special_ids(
     specials: dict[str, int] = {}
     for s, given in special_tokens.items():
         b = _special_bytes(s)
-        i = _integer(given)
+        i = integer(given)
         if i is None:
             raise TypeError(f"special token {s!r}: its id must be an int, got {given!r}")
         if not 0 <= i < 2**32:
@@ -1031,26 +1032,11 @@ def _check_bytes(i: object, b: object) -> bytes:
     return bytes(b)
 
 
-def _integer(value: object) -> int | None:
-    """``value`` as an int if it is an integer of any type, numpy's too (``operator.index``
-    is how Python asks for one); None for anything else, bools included."""
-    if isinstance(value, bool):
-        return None
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        return None
-
-
 def _check_threads(num_threads: object) -> int | None:
     if num_threads is None:
         return None
-    n = _integer(num_threads)
-    if n is None or n < 0:
-        raise (TypeError if n is None else ValueError)(
-            f"num_threads must be a number of threads (an int >= 0, not a bool; 0 or None: "
-            f"every CPU), got {num_threads!r}"
-        )
+    what = "a number of threads (an int >= 0, not a bool; 0 or None: every CPU)"
+    n = count_option("num_threads", num_threads, 0, what=what)
     return min(n, 1 << 16)  # an upper bound; the core caps it further
 
 

@@ -15,8 +15,9 @@ from types import FrameType
 from typing import Any, TypedDict, Union
 
 from . import _core, inputs
+from ._checks import count_option, integer
 from .counts import PretokenCounts
-from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _integer, _resolve_pattern
+from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _resolve_pattern
 
 __all__ = ["PretokenCounts", "count", "train", "train_bpe", "train_from_counts"]
 
@@ -252,9 +253,9 @@ def train_from_counts(
     pattern = "gpt2" if pattern is None else pattern
     specials = _check_specials(special_tokens or ())
     _core.count_texts([], _resolve_pattern(pattern), [])  # a bad pattern fails before training
-    min_frequency = _check_nonneg("min_frequency", min_frequency)
+    min_frequency = count_option("min_frequency", min_frequency, 0, _MAX_INDEX)
     if max_token_length is not None:
-        max_token_length = _check_nonneg("max_token_length", max_token_length)
+        max_token_length = count_option("max_token_length", max_token_length, 0, _MAX_INDEX)
         if max_token_length < 2:
             raise ValueError(f"max_token_length must be at least 2 bytes, got {max_token_length}")
     opts: _MergeOptions = {"min_frequency": min_frequency, "max_token_length": max_token_length}
@@ -490,7 +491,7 @@ def train_bpe(
 
 
 def _as_vocab_size(vocab_size: object) -> int:
-    n = _integer(vocab_size)
+    n = integer(vocab_size)
     if n is None:
         raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
     return n
@@ -511,12 +512,7 @@ def _check_vocab_size(vocab_size: object, specials: list[str]) -> int:
 def _check_threads(threads: object) -> int | None:
     if threads is None:
         return None
-    n = _integer(threads)
-    if n is None or n < 1:
-        # (the wrong type is a TypeError, as Python's own functions raise)
-        error = TypeError if n is None else ValueError
-        raise error(f"threads must be a positive int or None, got {threads!r}")
-    return _at_most("threads", n, _MAX_THREADS)
+    return count_option("threads", threads, 1, _MAX_THREADS, "a positive int or None")
 
 
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:
@@ -540,32 +536,13 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
 def _check_limit(limit: object) -> int | None:
     if limit is None:
         return None
-    n = _integer(limit)
-    if n is None or n < 1:
-        error = TypeError if n is None else ValueError
-        raise error(f"max_pretoken_length must be a positive int or None, got {limit!r}")
-    return _at_most("max_pretoken_length", n, _MAX_INDEX)
-
-
-def _check_nonneg(name: str, value: object) -> int:
-    n = _integer(value)
-    if n is None or n < 0:
-        error = TypeError if n is None else ValueError
-        raise error(f"{name} must be a non-negative int, got {value!r}")
-    return _at_most(name, n, _MAX_INDEX)
+    return count_option("max_pretoken_length", limit, 1, _MAX_INDEX, "a positive int or None")
 
 
 # The core's integer widths: counts are u64, lengths usize (64-bit here); a thread count
 # above this is a mistake, not a wish.
 _MAX_INDEX = 2**63 - 1
 _MAX_THREADS = 4096
-
-
-def _at_most(name: str, value: int, limit: int) -> int:
-    """``value``, or a ValueError naming the limit (the core would raise OverflowError)."""
-    if value > limit:
-        raise ValueError(f"{name} {value} is too large (at most {limit})")
-    return value
 
 
 class _Progress:

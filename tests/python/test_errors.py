@@ -1031,3 +1031,52 @@ def test_training_options_take_any_integer_type() -> None:
         bytepair.train(iter(text), 280, special_tokens=[b"<s>"])
     with pytest.raises(ValueError, match="special tokens must be non-empty strings"):
         bytepair.train(iter(text), 280, special_tokens=[""])
+
+
+_TOK = bytepair.Tokenizer(BYTES_VOCAB, [])
+_OPTIONS = {
+    "threads": lambda v: bytepair.train(iter(["a b"]), 260, threads=v),
+    "max_pretoken_length": lambda v: bytepair.count(iter(["a b"]), max_pretoken_length=v),
+    "min_frequency": lambda v: bytepair.train(iter(["a b"]), 260, min_frequency=v),
+    "max_token_length": lambda v: bytepair.train_from_counts(AB_COUNTS, 260, max_token_length=v),
+    "num_threads": lambda v: _TOK.encode_batch(["a"], num_threads=v),
+}
+_POSITIVE = "a positive int or None"
+_THREADS = "a number of threads (an int >= 0, not a bool; 0 or None: every CPU)"
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "error", "message"),
+    [
+        ("threads", 1.5, TypeError, f"threads must be {_POSITIVE}, got 1.5"),
+        ("threads", 0, ValueError, f"threads must be {_POSITIVE}, got 0"),
+        ("threads", 4097, ValueError, "threads 4097 is too large (at most 4096)"),
+        (
+            "max_pretoken_length",
+            "8",
+            TypeError,
+            f"max_pretoken_length must be {_POSITIVE}, got '8'",
+        ),
+        ("max_pretoken_length", 0, ValueError, f"max_pretoken_length must be {_POSITIVE}, got 0"),
+        ("min_frequency", True, TypeError, "min_frequency must be a non-negative int, got True"),
+        ("min_frequency", -1, ValueError, "min_frequency must be a non-negative int, got -1"),
+        (
+            "max_token_length",
+            4.0,
+            TypeError,
+            "max_token_length must be a non-negative int, got 4.0",
+        ),
+        ("max_token_length", 1, ValueError, "max_token_length must be at least 2 bytes, got 1"),
+        ("num_threads", True, TypeError, f"num_threads must be {_THREADS}, got True"),
+        ("num_threads", -1, ValueError, f"num_threads must be {_THREADS}, got -1"),
+    ],
+)
+def test_integer_option_messages(option: str, value: object, error: type, message: str) -> None:
+    # the integer options share one check (bytepair._checks.count_option); each keeps its
+    # own range and message: threads of training count from 1, num_threads of the batch
+    # methods from 0 (every CPU), and an absurd num_threads is capped, not refused
+    with pytest.raises(error) as e:
+        _OPTIONS[option](value)
+    assert str(e.value) == message
+    assert _OPTIONS["num_threads"](0) == _OPTIONS["num_threads"](2**70) == [[97]]
+    assert _OPTIONS["min_frequency"](0).merges == [(b" ", b"b")]

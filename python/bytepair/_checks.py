@@ -1,0 +1,51 @@
+"""Checks of integer arguments shared by the public functions (counts, lengths, threads).
+
+One rule for all of them (DESIGN.md §4): any integer type is taken, numpy's included, as
+``operator.index`` reads it; a value of another type (a float, a string, a bool) is a
+``TypeError``, as Python's own functions raise; an int out of range is a ``ValueError``; both
+messages name the argument.
+"""
+
+from __future__ import annotations
+
+import operator
+
+
+def integer(value: object) -> int | None:
+    """``value`` as an int if it is an integer of any type, numpy's too (``operator.index``
+    is how Python asks for one); None for anything else, bools included."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def count_option(
+    name: str, value: object, minimum: int, maximum: int | None = None, what: str | None = None
+) -> int:
+    """The integer option ``name`` as an int in ``[minimum, maximum]``.
+
+    Args:
+        name: the argument, as the caller wrote it (``"threads"``, ``"min_frequency"``).
+        value: what was passed.
+        minimum: the smallest value allowed (0 or 1 for a count).
+        maximum: the largest (None: no limit); above it, the message names the limit.
+        what: what the option must be, for the message (default: ``"a non-negative int"``
+            for ``minimum`` 0, ``"a positive int"`` for 1).
+
+    Raises:
+        TypeError: ``value`` is not an integer (a bool is not one here).
+        ValueError: it is below ``minimum`` or above ``maximum``.
+    """
+    n = integer(value)
+    if n is None or n < minimum:
+        if what is None:
+            what = {0: "a non-negative int", 1: "a positive int"}.get(
+                minimum, f"an int >= {minimum}"
+            )
+        raise (TypeError if n is None else ValueError)(f"{name} must be {what}, got {value!r}")
+    if maximum is not None and n > maximum:
+        raise ValueError(f"{name} {n} is too large (at most {maximum})")
+    return n
