@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from typing import Union
 
 from . import _core
+from ._checks import integer
 from .formats._io import new_file_mode
 
 __all__ = ["PretokenCounts"]
@@ -52,8 +53,8 @@ class PretokenCounts:
     (3, 2, 4)
 
     Args:
-        items: initial counts, a mapping or iterable of ``(bytes, count)`` (counts >= 0;
-            zero counts are dropped).
+        items: initial counts, a mapping or iterable of ``(bytes, count)`` (counts: ints of
+            any type, numpy's too, >= 0; zero counts are dropped).
         pattern: the pre-tokenization regex (a preset name is resolved), or None for
             counts not tied to one (they add to any).
         special_tokens: the special tokens cut out before counting.
@@ -96,8 +97,14 @@ class PretokenCounts:
         return len(self._core)
 
     def __getitem__(self, key: bytes) -> int:
-        """The count of one pre-token (0 if it never occurred)."""
-        return self._core.get(bytes(key))
+        """The count of one pre-token (0 if it never occurred).
+
+        Raises:
+            TypeError: ``key`` is not bytes (a ``str``: index with its UTF-8).
+        """
+        # (a str was "string argument without an encoding"; an int n gave the count of n
+        # zero bytes)
+        return self._core.get(_check_key(key))
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, (bytes, bytearray)) and self._core.get(bytes(key)) > 0
@@ -296,6 +303,9 @@ def _check_key(k: object) -> bytes:
 
 
 def _check_count(v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
-        raise ValueError(f"counts must be ints in [0, 2**64), got {v!r}")
-    return v
+    # any integer type: counts from a numpy array or a pandas column are numpy ints
+    n = integer(v)
+    if n is None or not 0 <= n < 2**64:
+        error = TypeError if n is None else ValueError
+        raise error(f"counts must be ints in [0, 2**64), got {v!r}")
+    return n

@@ -473,6 +473,28 @@ def test_counts_past_64_bits_are_refused_not_clipped() -> None:
         bytepair.PretokenCounts({"a": 1})
 
 
+def test_pretoken_counts_take_numpy_counts_and_refuse_other_keys() -> None:
+    # counts of any integer type are ints (numpy's were "counts must be ints"); a key that is
+    # not bytes is a TypeError saying so (a str was "string argument without an encoding";
+    # an int n looked up n zero bytes and gave 0)
+    np = pytest.importorskip("numpy")
+    counts = bytepair.PretokenCounts({b"ab": np.int64(3), b"cd": np.uint64(2**62)})
+    assert counts.items() == [(b"cd", 2**62), (b"ab", 3)]
+    assert counts == bytepair.PretokenCounts({b"ab": 3, b"cd": 2**62})
+    assert type(counts[b"ab"]) is int and counts[bytearray(b"ab")] == 3
+    assert bytepair.train_from_counts(counts, 258).merges == [(b"c", b"d"), (b"a", b"b")]
+    with pytest.raises(TypeError, match=r"pre-tokens are bytes, got the str 'ab' \(its UTF-8"):
+        counts["ab"]  # type: ignore[index]
+    with pytest.raises(TypeError, match="pre-tokens are bytes, got int"):
+        counts[2]  # type: ignore[index]
+    for bad in (1.0, True, np.bool_(True), "3"):
+        with pytest.raises(TypeError, match=r"counts must be ints in \[0, 2\*\*64\)"):
+            bytepair.PretokenCounts({b"ab": bad})
+    for bad in (-1, np.int64(-1), 2**64):
+        with pytest.raises(ValueError, match=r"counts must be ints in \[0, 2\*\*64\)"):
+            bytepair.PretokenCounts({b"ab": bad})
+
+
 def test_pretoken_counts_items_order_on_corpus(data_dir: Path) -> None:
     text = read_text(data_dir / "cs336" / "tinystories_sample.txt")
     counts = bytepair.count(iter([text]), special_tokens=[EOT])
