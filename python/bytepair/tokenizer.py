@@ -307,6 +307,8 @@ class Tokenizer:
             ValueError: an unknown format, or a tokenizer the format cannot hold (the message
                 says why: e.g. a tiktoken file needs ids in merge order).
             OSError: the file cannot be written.
+            TypeError: ``path`` is not a ``str`` or ``os.PathLike`` (bytes included, as for
+                ``bytepair.load``).
         """
         from . import formats
 

@@ -584,3 +584,27 @@ def test_a_huge_vocab_size_reserves_no_memory_for_it() -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == [str(256 + 4 + 5)] * 5
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [(b"x.tiktoken", None), (b"x.json", None), (b"x.json", "native"), (b"x", "gpt2"), (b"x", "hf")],
+)
+def test_save_refuses_a_bytes_path_as_load_does(
+    path: bytes, fmt: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the same TypeError naming the argument for every format (was "endswith first arg must
+    # be bytes" with no format, pathlib's "argument should be a str object" with one)
+    monkeypatch.chdir(tmp_path)
+    tok = bytepair.Tokenizer(BYTES, [])
+    with pytest.raises(TypeError) as e:
+        tok.save(path, format=fmt)  # type: ignore[arg-type]
+    assert str(e.value) == (
+        "save takes the path to write (a str or os.PathLike), not a bytes "
+        "(decode it: os.fsdecode(path))"
+    )
+    with pytest.raises(TypeError, match="not a int"):
+        tok.save(3, format=fmt)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(TypeError, match="load takes the path of a tokenizer file or folder"):
+        bytepair.load(path)  # type: ignore[arg-type]
