@@ -12,6 +12,8 @@ import codecs
 from collections.abc import Iterable
 from typing import Callable
 
+from ._checks import integer
+
 __all__ = ["StreamDecoder"]
 
 
@@ -39,8 +41,20 @@ class StreamDecoder:
 
         Raises:
             KeyError: an id is not in the vocabulary (the stream's state is unchanged).
+            TypeError: ``ids`` is not an iterable of ints: one int, a ``str``, or bytes (as
+                ``Tokenizer.decode`` refuses them: their values are no token ids).
         """
-        return self._utf8.decode(self._decode_bytes(list(ids)))
+        # (decode(5) said "'int' object is not iterable"; b"ab" was decoded as ids 97, 98)
+        try:
+            if isinstance(ids, (str, bytes, bytearray)):
+                raise TypeError
+            each = iter(ids)
+        except TypeError:
+            one = f" (one id: [{ids!r}])" if integer(ids) is not None else ""
+            raise TypeError(
+                f"ids must be an iterable of token ids (ints), not {type(ids).__name__}{one}"
+            ) from None
+        return self._utf8.decode(self._decode_bytes(list(each)))
 
     def flush(self) -> str:
         """Ends the stream: returns what is held back, decoded with ``errors`` (an incomplete

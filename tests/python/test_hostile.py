@@ -92,6 +92,29 @@ def test_strict_stream_decoder_recovers_after_flush(gpt2: bytepair.Tokenizer) ->
         gpt2.stream_decoder(errors="bogus")
 
 
+def test_stream_decoder_takes_only_ids(gpt2: bytepair.Tokenizer) -> None:
+    # decode(5) said "'int' object is not iterable"; decode(b"ab") read the bytes as the ids
+    # 97, 98 and gave "bc" (GPT-2's ids are no byte values): a TypeError naming ids, as
+    # Tokenizer.decode refuses bytes too; the stream goes on as if the call never was
+    dec = gpt2.stream_decoder()
+    dec.decode(gpt2.encode("🐍")[:1])
+    for bad, shown in [
+        (5, "int (one id: [5])"),
+        (np.int64(5), "int64"),
+        (b"ab", "bytes"),
+        ("ab", "str"),
+        (None, "NoneType"),
+    ]:
+        with pytest.raises(TypeError) as e:
+            dec.decode(bad)  # type: ignore[arg-type]
+        assert str(e.value).startswith(f"ids must be an iterable of token ids (ints), not {shown}")
+    assert dec.pending != b""
+    rest = gpt2.encode("🐍")[1:]
+    assert dec.decode(np.array(rest)) + dec.decode(iter(gpt2.encode(" ab"))) == "🐍 ab"
+    with pytest.raises(TypeError, match="ids must be a sequence of ints, not bytes"):
+        gpt2.decode(b"ab")  # type: ignore[arg-type]
+
+
 def test_saved_files_get_the_usual_mode(tmp_path: Path, gpt2: bytepair.Tokenizer) -> None:
     old = os.umask(0o022)
     try:
