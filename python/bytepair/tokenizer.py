@@ -59,10 +59,11 @@ class Tokenizer:
             in Python ``regex`` syntax.
 
     Raises:
+        TypeError: ``vocab`` is not a dict of bytes, ``merges`` is not iterable (None
+            included), a merge is not a pair of bytes, or a special token's id is no int.
         ValueError: a merge names bytes that are not a token, a single byte is missing, two
             tokens share an id, a special token is empty, a special token's id is out of
             range or the id of other bytes, or the pattern is not a valid regex.
-        TypeError: a special token's id is not an int.
     """
 
     # (name, rank file path) of an OpenAI encoding made by ``get_encoding``: pickled by these
@@ -83,6 +84,14 @@ class Tokenizer:
                 f"special_tokens must be a list of strings, not the string {special_tokens!r} "
                 f"(write [{special_tokens!r}])"
             )
+        if not isinstance(merges, Iterable):
+            none = " (no merges: [])" if merges is None else ""
+            raise TypeError(
+                "merges must be a list of (left bytes, right bytes) pairs, got "
+                f"{type(merges).__name__}{none}"
+            )
+        # (an iterator was read twice: the encoder got the merges, tok.merges none)
+        merges = list(merges)
         vocab = {_check_id(i): _check_bytes(i, b) for i, b in vocab.items()}
         if isinstance(special_tokens, Mapping):
             specials = _given_special_ids(vocab, special_tokens)

@@ -66,6 +66,9 @@ def test_policy_arguments(gpt2: bytepair.Tokenizer) -> None:
     ("vocab", "merges", "kind"),
     [
         (None, [], "vocab must be a dict"),
+        # (None was "'NoneType' object is not iterable", naming no argument)
+        (BYTES, None, r"merges must be a list of .* pairs, got NoneType \(no merges: \[\]\)$"),
+        (BYTES, 5, r"merges must be a list of \(left bytes, right bytes\) pairs, got int$"),
         ({**BYTES, 256: 5}, [], r"vocab\[256\] must be bytes"),
         # str merges (GPT-2's merges.txt read as text): say so, not "string argument without
         # an encoding"
@@ -79,6 +82,15 @@ def test_policy_arguments(gpt2: bytepair.Tokenizer) -> None:
 def test_bad_vocab_types(vocab: object, merges: list, kind: str) -> None:
     with pytest.raises(TypeError, match=kind):
         bytepair.Tokenizer(vocab, merges)  # type: ignore[arg-type]
+
+
+def test_merges_from_an_iterator_are_kept() -> None:
+    # merges were read twice: an iterator gave the encoder its merges and tok.merges none,
+    # so a save wrote a tokenizer without merges
+    vocab = {**BYTES, 256: b"ab", 257: b"abc"}
+    merges = [(b"a", b"b"), (b"ab", b"c")]
+    tok = bytepair.Tokenizer(vocab, iter(merges))
+    assert tok.merges == merges and tok.encode("abc ab") == [257, 32, 256]
 
 
 def test_strict_stream_decoder_recovers_after_flush(gpt2: bytepair.Tokenizer) -> None:
