@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import Any, TypedDict, Union
 
@@ -107,9 +107,17 @@ def count(
         ValueError: invalid UTF-8 (names the file and byte offset), a bad jsonl line or
             parquet column, an empty special token, an invalid pattern, an option out of
             range (a negative count).
-        TypeError: an iterable item is not ``str``; an option of the wrong type (a float,
-            string or bool where an int is asked).
+        TypeError: an iterable item is not ``str``; ``input`` is a dict (or other mapping:
+            counts are ``PretokenCounts``); an option of the wrong type (a float, string or
+            bool where an int is asked).
     """
+    if isinstance(input, Mapping):
+        # (its keys were counted as the texts, silently, and its counts dropped)
+        raise TypeError(
+            f"input must be paths or an iterable of str, not a {type(input).__name__}: for "
+            "counts you already have (pre-token bytes -> count), make "
+            "bytepair.PretokenCounts(counts) and train with bytepair.train_from_counts"
+        )
     regex = _resolve_pattern(pattern)
     specials = _check_specials(special_tokens)
     threads = _check_threads(threads)

@@ -1080,3 +1080,21 @@ def test_integer_option_messages(option: str, value: object, error: type, messag
     assert str(e.value) == message
     assert _OPTIONS["num_threads"](0) == _OPTIONS["num_threads"](2**70) == [[97]]
     assert _OPTIONS["min_frequency"](0).merges == [(b" ", b"b")]
+
+
+@pytest.mark.parametrize("counts", [{"hello world": 3}, Counter(["hello", "world"])])
+def test_a_dict_is_no_corpus(counts: dict) -> None:
+    # count and train read a dict as the texts of its keys, dropping the counts (count gave
+    # {b'hello': 1, b' world': 1}): a TypeError naming input and the API for counts
+    message = (
+        rf"input must be paths or an iterable of str, not a {type(counts).__name__}: for counts "
+        r"you already have \(pre-token bytes -> count\), make bytepair.PretokenCounts\(counts\) "
+        r"and train with bytepair.train_from_counts"
+    )
+    with pytest.raises(TypeError, match=message):
+        bytepair.count(counts)
+    with pytest.raises(TypeError, match=message):
+        bytepair.train(counts, 260)
+    # the way the message gives
+    as_bytes = bytepair.PretokenCounts({k.encode(): n for k, n in counts.items()})
+    assert bytepair.train_from_counts(as_bytes, 257).merges == [(b"w", b"o")]  # a tie: greatest
