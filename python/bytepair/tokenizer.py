@@ -377,7 +377,9 @@ class Tokenizer:
         Raises:
             ValueError: ``text`` contains a disallowed special token, or any other string
                 given in ``disallowed_special`` (as in tiktoken; a name in ``allowed_special``
-                that is not a special token of this tokenizer is ignored, as in tiktoken).
+                that is not a special token of this tokenizer is ignored, as in tiktoken);
+                ``disallowed_special`` holds ``""``, which every text contains (tiktoken
+                refuses every text then).
 
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|endoftext|>"])
         >>> tok.encode("a<|endoftext|>", allowed_special="all")
@@ -503,6 +505,14 @@ class Tokenizer:
             disallowed = self._special_set - allowed
         else:
             disallowed = _token_set("disallowed_special", disallowed_special)
+            if "" in disallowed:
+                # every text holds it: tiktoken refuses every text, "" included (this was
+                # ignored here); said at once, before any text is searched
+                raise ValueError(
+                    "Encountered text corresponding to disallowed special token ''.\n"
+                    "disallowed_special holds the empty string, which every text contains, so "
+                    "every text is refused (as in tiktoken); leave it out."
+                )
         # names that are not special tokens of this tokenizer: ignored when allowed, as
         # tiktoken does (code that passes one set of names to several encodings keeps
         # working); when disallowed, tiktoken still refuses text that holds them (`_foreign`)

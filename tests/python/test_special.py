@@ -260,6 +260,40 @@ def test_unknown_names_as_in_tiktoken(gpt2: bytepair.Tokenizer) -> None:
         gpt2.encode("hello", allowed_special=EOT)
 
 
+def _every_encode(tok: bytepair.Tokenizer) -> list[Callable[..., object]]:
+    """Every method that takes a special-token policy, as ``f(text, **policy)``."""
+    return [
+        tok.encode,
+        tok.encode_to_numpy,
+        tok.encode_with_unstable,
+        lambda t, **kw: tok.encode_batch([t], **kw),
+        lambda t, **kw: list(tok.encode_iterable([t], **kw)),
+    ]
+
+
+@pytest.mark.usefixtures("local_encodings")
+def test_empty_string_disallowed_refuses_every_text_as_in_tiktoken(data_dir: Path) -> None:
+    # "" in disallowed_special was ignored; tiktoken finds it in every text, "" included,
+    # and raises: so does every encode method, naming the argument
+    enc = oracles.tiktoken_encoding(data_dir, "cl100k_base")
+    tok = bytepair.get_encoding("cl100k_base")
+    for disallowed in ({""}, ["", "x"], frozenset({"", EOT})):
+        for text in ("hello", ""):
+            with pytest.raises(ValueError, match="disallowed special token ''"):
+                enc.encode(text, disallowed_special=disallowed)
+            for encode in _every_encode(tok):
+                with pytest.raises(ValueError) as e:
+                    encode(text, disallowed_special=disallowed)
+                assert str(e.value) == (
+                    "Encountered text corresponding to disallowed special token ''.\n"
+                    "disallowed_special holds the empty string, which every text contains, so "
+                    "every text is refused (as in tiktoken); leave it out."
+                )
+    # allowed, it is not a special token: ignored, as in tiktoken
+    want = enc.encode("hello", allowed_special={""})
+    assert tok.encode("hello", allowed_special={""}) == want == [15339]
+
+
 def test_no_special_tokens() -> None:
     tok = bytepair.Tokenizer(BYTES, [])
     assert tok.special_tokens == {}
