@@ -368,8 +368,8 @@ class Tokenizer:
             allowed_special: special tokens whose text becomes their id (``"all"`` for every
                 one). Where several match at one place, the longest wins.
             disallowed_special: special tokens whose text raises ``ValueError``; ``"all"``
-                (default) means every special token not allowed; ``()`` encodes such text as
-                ordinary text.
+                (default) means every special token not allowed; ``()`` (or None) encodes such
+                text as ordinary text.
 
         Returns:
             token ids.
@@ -380,6 +380,8 @@ class Tokenizer:
                 that is not a special token of this tokenizer is ignored, as in tiktoken);
                 ``disallowed_special`` holds ``""``, which every text contains (tiktoken
                 refuses every text then).
+            TypeError: ``allowed_special`` is None (as in tiktoken; ``set()`` allows none) or
+                either is not a collection of strings.
 
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], ["<|endoftext|>"])
         >>> tok.encode("a<|endoftext|>", allowed_special="all")
@@ -991,9 +993,16 @@ def _resolve_pattern(pattern: str) -> str:
 
 
 def _token_set(name: str, tokens: object) -> frozenset[str]:
-    """A set of special-token strings from a collection (None: empty, as tiktoken reads it)."""
+    """A set of special-token strings from a collection. None is an empty
+    ``disallowed_special``, as tiktoken reads it, and a ``TypeError`` for ``allowed_special``,
+    as tiktoken raises (``set()`` allows none)."""
     if tokens is None:
-        return frozenset()
+        if name == "disallowed_special":
+            return frozenset()
+        raise TypeError(
+            f'{name} must be "all" or a set of special-token strings, not None (to allow none: '
+            "set(), the default)"
+        )
     if isinstance(tokens, (str, bytes)):  # would be a set of characters
         raise ValueError(
             f'{name} must be "all" or a collection of special-token strings, not the string '

@@ -294,6 +294,35 @@ def test_empty_string_disallowed_refuses_every_text_as_in_tiktoken(data_dir: Pat
     assert tok.encode("hello", allowed_special={""}) == want == [15339]
 
 
+@pytest.mark.usefixtures("local_encodings")
+def test_none_policies_as_in_tiktoken(data_dir: Path, tmp_path: Path) -> None:
+    enc = oracles.tiktoken_encoding(data_dir, "cl100k_base")
+    tok = bytepair.get_encoding("cl100k_base")
+    text = "hello" + EOT
+    # disallowed_special=None disallows nothing, as tiktoken's encode reads it
+    for kw, want in [
+        ({"disallowed_special": None}, [15339, 27, 91, 8862, 728, 428, 91, 29]),
+        ({"allowed_special": "all", "disallowed_special": None}, [15339, 100257]),
+    ]:
+        assert enc.encode(text, **kw) == want
+        assert tok.encode(text, **kw) == tok.encode_to_numpy(text, **kw).tolist() == want
+        assert tok.encode_batch([text], **kw) == [want]
+        assert list(tok.encode_iterable([text], **kw)) == want
+    # allowed_special=None is a TypeError, as in tiktoken (it was read as set())
+    for kw in ({"allowed_special": None}, {"allowed_special": None, "disallowed_special": ()}):
+        with pytest.raises(TypeError):
+            enc.encode(text, **kw)
+        for encode in _every_encode(tok):
+            with pytest.raises(TypeError) as e:
+                encode(text, **kw)
+            assert str(e.value) == (
+                'allowed_special must be "all" or a set of special-token strings, not None '
+                "(to allow none: set(), the default)"
+            )
+    with pytest.raises(TypeError, match="allowed_special must be"):
+        bytepair.encode_to_file(tok, [__file__], tmp_path / "ids.npy", allowed_special=None)
+
+
 def test_no_special_tokens() -> None:
     tok = bytepair.Tokenizer(BYTES, [])
     assert tok.special_tokens == {}
