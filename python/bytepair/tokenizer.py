@@ -449,11 +449,11 @@ class Tokenizer:
         """Checks ``text`` for disallowed special tokens; returns (matcher, ordinary) for the
         core: ``ordinary`` when no special token is allowed, ``matcher`` None for all."""
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        _refuse_foreign(self._foreign(disallowed_special), text)
         if disallowed:
             found = self._matcher(disallowed).find(text)
             if found is not None:
                 raise _disallowed_error(found)
-        _refuse_foreign(self._foreign(disallowed_special), text)
         if not allowed:
             return None, True
         if allowed == self._special_set:
@@ -521,13 +521,18 @@ class Tokenizer:
         return allowed & self._special_set, disallowed & self._special_set
 
     def _foreign(self, disallowed_special: DisallowedSpecial) -> _Refused | None:
-        """A search for the strings of ``disallowed_special`` that are not special tokens of
-        this tokenizer, or None if there are none. tiktoken refuses text holding any string
-        given as disallowed, special token or not (QA: a guard against chat markup such as
-        ``disallowed_special={"<|im_start|>"}`` on cl100k passed it through here)."""
+        """A search for the strings of ``disallowed_special``, or None if all of them are
+        special tokens of this tokenizer (the core's matcher finds those). tiktoken refuses
+        text holding any string given as disallowed, special token or not (QA: a guard
+        against chat markup such as ``disallowed_special={"<|im_start|>"}`` on cl100k passed
+        it through here). The search holds the special tokens given too, and runs first: the
+        error then names the leftmost string, as tiktoken's one search does (two searches
+        named ``<|pad|>`` in ``<|nope|><|pad|>``)."""
         if disallowed_special == "all" or not disallowed_special:
             return None
-        names = _token_set("disallowed_special", disallowed_special) - self._special_set
+        names = _token_set("disallowed_special", disallowed_special)
+        if names <= self._special_set:
+            return None
         return _search_for(frozenset(n for n in names if isinstance(n, str) and n))
 
     def _check_special_names(self, names: AllowedSpecial) -> None:
@@ -665,10 +670,10 @@ class Tokenizer:
             # a high surrogate at the end may pair with a low one in the next chunk
             carry = raw[-1] if "\ud800" <= raw[-1] <= "\udbff" else ""
             buf = _clean(raw[: len(raw) - len(carry)])
-            if check is not None and (found := check.find(buf)) is not None:
-                raise _disallowed_error(found)
             if foreign is not None:
                 _refuse_foreign(foreign, seen + buf)
+            if check is not None and (found := check.find(buf)) is not None:
+                raise _disallowed_error(found)
             ids, rest = self._core.encode_stream_prefix(buf, mode, matcher)
             if foreign is not None:
                 # the end of the text now done (the next buffer starts with `rest`; QA: a

@@ -323,6 +323,27 @@ def test_none_policies_as_in_tiktoken(data_dir: Path, tmp_path: Path) -> None:
         bytepair.encode_to_file(tok, [__file__], tmp_path / "ids.npy", allowed_special=None)
 
 
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [(PAD + NOPE, PAD), (NOPE + PAD, NOPE), (f"a {NOPE} b {EOT}", NOPE), (f"a {EOT} {NOPE}", EOT)],
+)
+def test_refusal_names_the_leftmost_disallowed_string(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str, named: str
+) -> None:
+    # with a special token and a string that is none both disallowed, the error names the
+    # leftmost of them, as tiktoken's one search does; encode named the special token and
+    # encode_batch the other wherever they were (found by test_policies_equal_tiktoken)
+    policy = {"disallowed_special": {NOPE, PAD, EOT}}
+    assert outcome(gpt2_enc.encode, text, **policy) == ("ValueError", named)
+    for encode in _every_encode(gpt2):
+        assert outcome(encode, text, **policy) == ("ValueError", named)
+    chunks = [text[:3], text[3:9], text[9:]]
+    assert outcome(lambda t, **kw: list(gpt2.encode_iterable(chunks, **kw)), text, **policy) == (
+        "ValueError",
+        named,
+    )
+
+
 def test_no_special_tokens() -> None:
     tok = bytepair.Tokenizer(BYTES, [])
     assert tok.special_tokens == {}
