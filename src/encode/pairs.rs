@@ -82,14 +82,29 @@ impl PairTable {
             .into_iter()
             .map(|((a, b), v)| (key(a, b), v))
             .collect();
-        Self(Self::packed(&map).unwrap_or_else(|| Repr::Map {
-            filter: make_filter(&map),
-            map,
-        }))
+        let filter = make_filter(&map);
+        Self(match Self::packed_words(&map) {
+            Some((words, offset)) => {
+                // (the map is freed before the lines are made, not held with them: o200k's
+                // is 4.5 MB)
+                drop(map);
+                let n_lines = Lines::lines_for(words.len());
+                let words = words
+                    .into_iter()
+                    .map(|(k, id)| (hash(k), k << ID_BITS | id));
+                Repr::Packed {
+                    lines: Lines::new(words, n_lines),
+                    offset,
+                    filter,
+                }
+            }
+            None => Repr::Map { map, filter },
+        })
     }
 
-    /// The packed form of `map`, if every id fits and every rank is its id less one offset.
-    fn packed(map: &FxHashMap<u64, (u32, Rank)>) -> Option<Repr> {
+    /// The words (packed key, id) of the packed form of `map`, lowest ranks first, and the
+    /// offset of ids over ranks, if every id fits and every rank is its id less one offset.
+    fn packed_words(map: &FxHashMap<u64, (u32, Rank)>) -> Option<(Vec<(u64, u64)>, Rank)> {
         let offset = map
             .values()
             .next()
@@ -107,15 +122,7 @@ impl PairTable {
             .map(|(&k, &(_, id))| (pack_key(k), id as u64))
             .collect();
         words.sort_unstable_by_key(|&(k, id)| (id, k));
-        let n_lines = Lines::lines_for(words.len());
-        let words = words
-            .into_iter()
-            .map(|(k, id)| (hash(k), k << ID_BITS | id));
-        Some(Repr::Packed {
-            lines: Lines::new(words, n_lines),
-            offset,
-            filter: make_filter(map),
-        })
+        Some((words, offset))
     }
 
     /// (rank, id) of the token that `a` followed by `b` makes, if any.
