@@ -18,7 +18,6 @@ import hashlib
 import os
 import tempfile
 import threading
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -387,6 +386,9 @@ def _download(spec: _Spec) -> bytes:
     )
     if os.environ.get("BYTEPAIR_OFFLINE"):
         raise FileNotFoundError(hint + "; downloading is off (BYTEPAIR_OFFLINE)")
+    # (imported here: urllib.request loads ssl, 3 MB of every process that imports bytepair)
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=15) as response:
             data = response.read()

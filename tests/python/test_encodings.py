@@ -7,9 +7,13 @@ Oracle: tiktoken ``Encoding`` objects built from the same shared rank files and
 from __future__ import annotations
 
 import hashlib
+import io
 import pickle
 import random
+import re
 import shutil
+import subprocess
+import sys
 import threading
 import warnings
 from pathlib import Path
@@ -255,6 +259,57 @@ def test_lookup_order_and_tiktoken_cache_names(
     checkout = Path(encodings.__file__).resolve().parents[2]
     assert (checkout / "Cargo.toml").is_file()  # (an editable install of this checkout)
     assert encodings._CHECKOUT_DATA_DEFAULT == checkout.parent / "shared" / "data"
+
+
+def test_download_when_no_copy_is_at_hand(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No copy anywhere: fetched from tiktoken's URL (served here by a stand-in for urllib's
+    # urlopen: the tests have no network), checked by hash, kept in tiktoken's cache under
+    # tiktoken's name for it.
+    url = "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken"
+    good = (data_dir / "tiktoken" / "r50k_base.tiktoken").read_bytes()
+    served = {"body": good}
+    asked: list[str] = []
+
+    def urlopen(u: str, timeout: float) -> io.BytesIO:
+        asked.append(u)
+        if served["body"] is None:
+            raise OSError("no network")
+        return io.BytesIO(served["body"])
+
+    monkeypatch.setattr("urllib.request.urlopen", urlopen)
+    cache = tmp_path / "cache"
+    kept = cache / hashlib.sha1(url.encode()).hexdigest()
+    monkeypatch.delenv("BYTEPAIR_OFFLINE")
+    monkeypatch.delenv("BYTEPAIR_DATA")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    monkeypatch.setattr(encodings, "_CHECKOUT_DATA", None)
+    assert bytepair.get_encoding("r50k_base").encode("hello world") == [31373, 995]
+    assert asked == [url]
+    assert kept.read_bytes() == good
+    # read from the cache the next time, not fetched again
+    encodings._cache.clear()
+    assert bytepair.get_encoding("gpt2").encode("hello world") == [31373, 995]
+    assert asked == [url]
+    # a damaged download is refused and not kept; no network: the error says what to put where
+    kept.unlink()
+    encodings._cache.clear()
+    served["body"] = good[:-10]
+    with pytest.raises(ValueError, match="SHA-256 .* damaged"):
+        bytepair.get_encoding("r50k_base")
+    assert not kept.exists()
+    served["body"] = None
+    with pytest.raises(FileNotFoundError, match=f"put it at {re.escape(str(kept))}.*no network"):
+        bytepair.get_encoding("r50k_base")
+
+
+def test_importing_bytepair_loads_no_network_code() -> None:
+    # urllib.request (ssl, http, email) is imported only to download: loaded by every import
+    # of bytepair it was 3 MB of its 19 MB of memory
+    code = "import sys, bytepair; print(sorted({'ssl', 'urllib.request'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_bad_rank_files_and_names(data_dir: Path, tmp_path: Path) -> None:
