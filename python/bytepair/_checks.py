@@ -1,4 +1,4 @@
-"""Checks of integer arguments shared by the public functions (counts, lengths, threads).
+"""Checks of integer arguments shared by the public functions (counts, lengths, threads, ids).
 
 One rule for all of them (DESIGN.md §4): any integer type is taken, numpy's included, as
 ``operator.index`` reads it; a value of another type (a float, a string, a bool) is a
@@ -49,3 +49,16 @@ def count_option(
     if maximum is not None and n > maximum:
         raise ValueError(f"{name} {n} is too large (at most {maximum})")
     return n
+
+
+def not_ids(name: str, ids: object, kind: str) -> TypeError:
+    """The ``TypeError`` for an argument ``name`` that should hold token ids and does not
+    (one int, a ``str``, bytes, None, ...): one wording for every method that takes ids.
+
+    Args:
+        name: the argument as the caller wrote it (``"ids"``, ``"batch[2]"``).
+        ids: what was passed.
+        kind: what the method takes: ``"a sequence"`` or ``"an iterable"``.
+    """
+    one = f" (one id: [{ids!r}])" if integer(ids) is not None else ""
+    return TypeError(f"{name} must be {kind} of token ids (ints), not {type(ids).__name__}{one}")

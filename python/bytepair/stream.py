@@ -12,7 +12,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Callable
 
-from ._checks import integer
+from ._checks import not_ids
 
 __all__ = ["StreamDecoder"]
 
@@ -50,10 +50,7 @@ class StreamDecoder:
                 raise TypeError
             each = iter(ids)
         except TypeError:
-            one = f" (one id: [{ids!r}])" if integer(ids) is not None else ""
-            raise TypeError(
-                f"ids must be an iterable of token ids (ints), not {type(ids).__name__}{one}"
-            ) from None
+            raise not_ids("ids", ids, "an iterable") from None
         return self._utf8.decode(self._decode_bytes(list(each)))
 
     def flush(self) -> str:

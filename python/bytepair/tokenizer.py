@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from . import _core
-from ._checks import count_option, integer
+from ._checks import count_option, integer, not_ids
 from .stream import StreamDecoder
 
 if TYPE_CHECKING:
@@ -696,27 +696,38 @@ class Tokenizer:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The concatenated bytes of ``ids``.
 
+        Args:
+            ids: token ids: a list, tuple, numpy array or other sequence of ints (any
+                integer type).
+
         Raises:
             KeyError: an id is not in the vocabulary (the message names it).
+            TypeError: ``ids`` is no sequence of ids: one int, a ``str``, bytes, None, an
+                iterator or a set (as tiktoken refuses them; the message names ``ids``).
         """
-        if isinstance(ids, (str, bytes)):
-            raise TypeError(f"ids must be a sequence of ints, not {type(ids).__name__}")
+        if isinstance(ids, (str, bytes)):  # (a bytes' values are no token ids)
+            raise not_ids("ids", ids, "a sequence")
         try:
             return self._core.decode_bytes(ids)
         except OverflowError:
             # pyo3 refuses negative or > 32-bit ids; name the first one, as for unknown ids
             bad = next(t for t in ids if not 0 <= t < 2**32)
             raise KeyError(f"unknown token id {int(bad)}") from None
+        except TypeError:
+            # (decode(5) said pyo3's "'int' object is not an instance of 'Sequence'")
+            _refuse_non_sequence("ids", ids)
+            raise
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """Decodes ``ids`` to text; invalid UTF-8 becomes U+FFFD (``errors="replace"``).
 
         Args:
-            ids: token ids.
+            ids: token ids (a sequence, as ``decode_bytes``).
             errors: as ``bytes.decode`` (``"strict"`` raises ``UnicodeDecodeError``).
 
         Raises:
             KeyError: an id is not in the vocabulary.
+            TypeError: ``ids`` is no sequence of ids (as ``decode_bytes``).
         """
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
@@ -736,6 +747,7 @@ class Tokenizer:
 
         Raises:
             KeyError: an id is not in the vocabulary.
+            TypeError: ``batch`` or one of its items is no sequence (the message names it).
         """
         return [
             b.decode("utf-8", errors=errors)
@@ -749,19 +761,29 @@ class Tokenizer:
 
         Raises:
             KeyError: an id is not in the vocabulary.
+            TypeError: ``batch`` or one of its items is no sequence (the message names it).
         """
-        if isinstance(batch, (str, bytes)):
-            raise TypeError(f"batch must be a sequence of id lists, not {type(batch).__name__}")
         num_threads = _check_threads(num_threads)
-        batch = list(batch)
-        for ids in batch:
+        try:
+            if isinstance(batch, (str, bytes)):
+                raise TypeError
+            batch = list(batch)
+        except TypeError:
+            raise TypeError(
+                f"batch must be a sequence of id lists, not {type(batch).__name__}"
+            ) from None
+        for i, ids in enumerate(batch):
             if isinstance(ids, (str, bytes)):
-                raise TypeError(f"each item must be a sequence of ints, not {type(ids).__name__}")
+                raise not_ids(f"batch[{i}]", ids, "a sequence")
         try:
             return self._core.decode_batch(batch, num_threads)
         except OverflowError:
             bad = next(t for ids in batch for t in ids if not 0 <= t < 2**32)
             raise KeyError(f"unknown token id {int(bad)}") from None
+        except TypeError:
+            for i, ids in enumerate(batch):
+                _refuse_non_sequence(f"batch[{i}]", ids)
+            raise
 
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
         """A decoder for ids that arrive a few at a time (generation, streaming output).
@@ -799,8 +821,19 @@ class Tokenizer:
             raise KeyError(f"unknown token id {token!r}") from None
 
     def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
-        """The bytes of each token of ``ids``."""
-        return [self.decode_single_token_bytes(t) for t in ids]
+        """The bytes of each token of ``ids``.
+
+        Raises:
+            KeyError: an id is not in the vocabulary.
+            TypeError: ``ids`` is not an iterable of ids (one int, a ``str``, bytes, None).
+        """
+        try:
+            if isinstance(ids, (str, bytes)):
+                raise TypeError
+            each = iter(ids)
+        except TypeError:
+            raise not_ids("ids", ids, "an iterable") from None
+        return [self.decode_single_token_bytes(t) for t in each]
 
     def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
         """The text of ``ids`` and, for each token, the offset (in characters) in that text
@@ -809,6 +842,7 @@ class Tokenizer:
 
         Raises:
             KeyError: an id is not in the vocabulary.
+            TypeError: ``ids`` is not an iterable of ids (as ``decode_tokens_bytes``).
             UnicodeDecodeError: the bytes are not valid UTF-8 (strict, as tiktoken).
         """
         pieces = self.decode_tokens_bytes(ids)
@@ -1059,6 +1093,21 @@ def _given_special_ids(
             raise ValueError(f"special token {s!r} has id {i}, which is the id of {whose}")
         specials[s] = i
     return specials
+
+
+def _refuse_non_sequence(name: str, ids: object) -> None:
+    """After the core refused ``ids`` with a ``TypeError``: raises the one that names
+    ``name`` if ``ids`` itself is no sequence (what ``PySequence_Check``, pyo3's test,
+    refuses: a dict, or a type without ``__getitem__``), or one integer (numpy's scalars
+    and 0-d arrays have ``__getitem__``). Otherwise an item was to blame and the caller
+    re-raises the core's error, which names that item's type. Only the failure path pays
+    for this check."""
+    if (
+        isinstance(ids, (str, bytes, dict))
+        or not hasattr(type(ids), "__getitem__")
+        or integer(ids) is not None
+    ):
+        raise not_ids(name, ids, "a sequence") from None
 
 
 def _check_bytes(i: object, b: object) -> bytes:

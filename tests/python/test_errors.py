@@ -957,7 +957,7 @@ def test_random_patterns_never_panic(pattern: str, text: str) -> None:
 
 def test_wrong_argument_types_get_clear_errors() -> None:
     tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [])
-    with pytest.raises(TypeError, match="sequence of ints"):
+    with pytest.raises(TypeError, match="ids must be a sequence of token ids"):
         tok.decode("abc")
     with pytest.raises(TypeError, match="sequence of str"):
         tok.encode_batch("hello")

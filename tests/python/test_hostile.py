@@ -122,8 +122,55 @@ def test_stream_decoder_takes_only_ids(gpt2: bytepair.Tokenizer) -> None:
     assert dec.pending != b""
     rest = gpt2.encode("🐍")[1:]
     assert dec.decode(np.array(rest)) + dec.decode(iter(gpt2.encode(" ab"))) == "🐍 ab"
-    with pytest.raises(TypeError, match="ids must be a sequence of ints, not bytes"):
+    with pytest.raises(TypeError, match=r"ids must be a sequence of token ids \(ints\), not bytes"):
         gpt2.decode(b"ab")  # type: ignore[arg-type]
+
+
+def test_decode_of_no_id_sequence_names_ids(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
+    # decode(5) said pyo3's "'int' object is not an instance of 'Sequence'", naming no
+    # argument: a TypeError worded as the stream decoder's. tiktoken refuses the same values
+    # with a TypeError; the sequences it takes decode here too, to its text
+    enc = tiktoken_encoding(data_dir, "r50k_base")
+    for bad, shown in [
+        (5, "int (one id: [5])"),
+        (np.int64(5), "int64 (one id: [np.int64(5)])"),
+        (np.array(5), "ndarray (one id: [array(5)])"),
+        (None, "NoneType"),
+        (5.0, "float"),
+        ({31373: 1}, "dict"),
+        ({31373}, "set"),
+        (iter([31373]), "list_iterator"),
+    ]:
+        with pytest.raises(TypeError):
+            enc.decode(bad)  # type: ignore[arg-type]
+        for call, name in [
+            (gpt2.decode, "ids"),
+            (gpt2.decode_bytes, "ids"),
+            (lambda ids: gpt2.decode_batch([[31373], ids]), "batch[1]"),
+            (lambda ids: gpt2.decode_bytes_batch([[31373], ids]), "batch[1]"),
+        ]:
+            with pytest.raises(TypeError) as e:
+                call(bad)
+            assert str(e.value) == f"{name} must be a sequence of token ids (ints), not {shown}"
+    with pytest.raises(TypeError) as e:
+        gpt2.decode_tokens_bytes(5)  # type: ignore[arg-type]
+    assert str(e.value) == "ids must be an iterable of token ids (ints), not int (one id: [5])"
+    with pytest.raises(TypeError, match="^batch must be a sequence of id lists, not int$"):
+        gpt2.decode_batch(5)  # type: ignore[arg-type]
+    # an item that is no int keeps the message that names its type
+    with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+        gpt2.decode([31373, 1.0])  # type: ignore[list-item]
+    ids = [31373, 995]
+    for good in (
+        ids,
+        tuple(ids),
+        np.array(ids),
+        np.array(ids, dtype=np.uint32),
+        range(31373, 31374),
+    ):
+        assert gpt2.decode(good) == enc.decode(good), good  # type: ignore[arg-type]
+    assert gpt2.decode(ids) == "hello world"
+    assert gpt2.decode_batch([ids, np.array(ids)]) == ["hello world"] * 2
 
 
 def test_saved_files_get_the_usual_mode(tmp_path: Path, gpt2: bytepair.Tokenizer) -> None:
