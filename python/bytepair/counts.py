@@ -202,10 +202,14 @@ class PretokenCounts:
         """Writes the counts to ``path`` (format in the module docstring), atomically: a
         temporary file is written and renamed, so an interrupted save leaves any old file.
 
+        Args:
+            path: a ``str`` or ``os.PathLike``, as ``Tokenizer.save`` takes it.
+
         Raises:
             OSError: the file cannot be written.
+            TypeError: ``path`` is not a ``str`` or ``os.PathLike`` (bytes included).
         """
-        path = os.fspath(path)
+        path = _check_path(path, "PretokenCounts.save takes the path to write")
         data = self._serialize()
         folder = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".bpcounts-", dir=folder)
@@ -223,11 +227,15 @@ class PretokenCounts:
     def load(cls, path: PathLike) -> PretokenCounts:
         """Reads counts written by ``save``.
 
+        Args:
+            path: a ``str`` or ``os.PathLike``, as ``bytepair.load`` takes it.
+
         Raises:
             FileNotFoundError, OSError: the file cannot be read.
+            TypeError: ``path`` is not a ``str`` or ``os.PathLike`` (bytes included).
             ValueError: not a counts file, or corrupt or truncated (the message says what).
         """
-        path = os.fspath(path)
+        path = _check_path(path, "PretokenCounts.load takes the path of a counts file")
         with open(path, "rb") as f:
             data = f.read()
         return cls._parse(data, path)
@@ -292,6 +300,18 @@ class PretokenCounts:
             raise bad(str(e)) from None
         core.long_pretokens = (long_count, longest)
         return cls._wrap(core, pattern, specials)
+
+
+def _check_path(path: object, what: str) -> str:
+    """``path`` as a ``str``: a ``str`` or ``os.PathLike`` of one, as ``Tokenizer.save`` and
+    ``bytepair.load`` take it; anything else is a ``TypeError`` beginning with ``what``.
+    (A bytes path was taken by load and failed in save with "Can't mix bytes and non-bytes
+    in path components"; an int was "expected str, bytes or os.PathLike object".)"""
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(name, str):
+        hint = " (decode it: os.fsdecode(path))" if bytes in (type(path), type(name)) else ""
+        raise TypeError(f"{what} (a str or os.PathLike), not a {type(path).__name__}{hint}")
+    return name
 
 
 def _check_key(k: object) -> bytes:

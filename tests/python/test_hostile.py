@@ -689,3 +689,32 @@ def test_save_refuses_a_bytes_path_as_load_does(
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(TypeError, match="load takes the path of a tokenizer file or folder"):
         bytepair.load(path)  # type: ignore[arg-type]
+
+
+def test_counts_take_the_paths_a_tokenizer_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PretokenCounts.save(b"x") said "Can't mix bytes and non-bytes in path components" and
+    # PretokenCounts.load(b"x") read the file: as Tokenizer.save and bytepair.load, a str or
+    # os.PathLike only, and a TypeError naming the path otherwise
+    monkeypatch.chdir(tmp_path)
+    counts = bytepair.count(iter(["hello", "hello world"]))
+    counts.save("x")
+    assert bytepair.PretokenCounts.load(Path("x"))[b"hello"] == 2
+    for path, shown in [
+        (b"x", "bytes (decode it: os.fsdecode(path))"),
+        (3, "int"),
+        (None, "NoneType"),
+    ]:
+        with pytest.raises(TypeError) as e:
+            counts.save(path)  # type: ignore[arg-type]
+        assert str(e.value) == (
+            f"PretokenCounts.save takes the path to write (a str or os.PathLike), not a {shown}"
+        )
+        with pytest.raises(TypeError) as e:
+            bytepair.PretokenCounts.load(path)  # type: ignore[arg-type]
+        assert str(e.value) == (
+            "PretokenCounts.load takes the path of a counts file (a str or os.PathLike), "
+            f"not a {shown}"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x"]
