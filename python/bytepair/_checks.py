@@ -1,4 +1,5 @@
-"""Checks of integer arguments shared by the public functions (counts, lengths, threads, ids).
+"""Checks of arguments shared by the public functions: integers (counts, lengths, threads),
+token ids, and texts given as a mapping.
 
 One rule for all of them (DESIGN.md §4): any integer type is taken, numpy's included, as
 ``operator.index`` reads it; a value of another type (a float, a string, a bool) is a
@@ -9,6 +10,7 @@ messages name the argument.
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 
 
 def integer(value: object) -> int | None:
@@ -62,3 +64,23 @@ def not_ids(name: str, ids: object, kind: str) -> TypeError:
     """
     one = f" (one id: [{ids!r}])" if integer(ids) is not None else ""
     return TypeError(f"{name} must be {kind} of token ids (ints), not {type(ids).__name__}{one}")
+
+
+def refuse_mapping(name: str, value: object, what: str, hint: str | None = None) -> None:
+    """Raises ``TypeError`` if ``value`` is a dict (any ``Mapping``) where texts (or paths)
+    are expected: iterating it gives its keys, so the texts would silently be its keys and
+    its values (counts, say) dropped.
+
+    Args:
+        name: the argument, as the caller wrote it (``"inputs"``, ``"iterable"``).
+        value: what was passed.
+        what: what the argument must be, for the message (``"an iterable of str"``).
+        hint: what to do instead (default: say which of keys or values to pass).
+    """
+    if isinstance(value, Mapping):
+        if hint is None:
+            hint = (
+                f"its keys would be read as the texts and its values dropped (pass iter({name}) "
+                f"or iter({name}.values()) to say which)"
+            )
+        raise TypeError(f"{name} must be {what}, not a {type(value).__name__}: {hint}")

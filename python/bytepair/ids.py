@@ -154,7 +154,7 @@ def encode_to_file(
     Args:
         tok: the tokenizer.
         inputs: what ``bytepair.inputs.iter_chunks`` reads: path(s), a folder, a glob, or an
-            iterable of str (one document each).
+            iterable of str (one document each; not a dict, whose keys would be taken).
         out: the id file. A name ending in ``.npy`` gets a NumPy file; any other name gets
             raw little-endian integers (``.bin`` by convention). Written to a temporary file
             and renamed, so an interrupted run leaves no partial file; a symlink is
@@ -176,6 +176,8 @@ def encode_to_file(
     Raises:
         ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, or
             bad input data (as ``iter_chunks``: invalid UTF-8, bad jsonl).
+        TypeError: ``inputs`` is a dict (any mapping), bytes or not iterable; an item of an
+            iterable is not a ``str``.
         OSError: an input cannot be read or the output cannot be written (or is a folder,
             device or fifo); ``FileExistsError`` when the sidecar's path holds a file that
             bytepair did not write (``out="ids"`` would replace ``ids.json``).

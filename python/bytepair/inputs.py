@@ -24,6 +24,8 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Union
 
+from ._checks import refuse_mapping
+
 __all__ = [
     "CorpusDecodeError",
     "expand_paths",
@@ -155,7 +157,8 @@ def iter_chunks(
         ValueError: a bad jsonl line (not JSON, not an object, ``text_field`` missing or not
             a string: the message names the file, line and key), a parquet file without
             the column, or a bad ``errors`` value.
-        TypeError: an item of an iterator is not a ``str``, or ``inputs`` is ``bytes``.
+        TypeError: an item of an iterator is not a ``str``; ``inputs`` is ``bytes`` or a
+            dict (any mapping: its keys are not taken as the documents).
         ImportError: a zstd or parquet file without ``zstandard`` / ``pyarrow`` installed.
     """
     errors = _check_errors(errors)
@@ -170,15 +173,15 @@ def expand_paths(inputs: object) -> list[str] | None:
 
     Raises:
         FileNotFoundError: a path does not exist and is no glob pattern matching a file.
-        TypeError: ``inputs`` is ``bytes`` or not iterable.
+        TypeError: ``inputs`` is ``bytes``, a dict (any mapping), or not iterable.
     """
+    what = "a path, a list of paths or an iterable of str"
     if isinstance(inputs, (bytes, bytearray)) or not (
         isinstance(inputs, (str, os.PathLike)) or hasattr(inputs, "__iter__")
     ):
-        raise TypeError(
-            "inputs must be a path, a list of paths or an iterable of str, "
-            f"not {type(inputs).__name__}"
-        )
+        raise TypeError(f"inputs must be {what}, not {type(inputs).__name__}")
+    # (encode_to_file({"a": 1}, ...) encoded the keys as the documents)
+    refuse_mapping("inputs", inputs, what)
     if isinstance(inputs, (str, os.PathLike)):
         return _expand_one(inputs, hint="")
     if isinstance(inputs, (list, tuple)) and all(isinstance(p, (str, os.PathLike)) for p in inputs):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from types import FrameType
 from typing import Any, TypedDict, Union
 
 from . import _core, inputs
-from ._checks import count_option, integer
+from ._checks import count_option, integer, refuse_mapping
 from .counts import PretokenCounts
 from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _resolve_pattern
 
@@ -111,13 +111,14 @@ def count(
             counts are ``PretokenCounts``); an option of the wrong type (a float, string or
             bool where an int is asked).
     """
-    if isinstance(input, Mapping):
-        # (its keys were counted as the texts, silently, and its counts dropped)
-        raise TypeError(
-            f"input must be paths or an iterable of str, not a {type(input).__name__}: for "
-            "counts you already have (pre-token bytes -> count), make "
-            "bytepair.PretokenCounts(counts) and train with bytepair.train_from_counts"
-        )
+    # (its keys were counted as the texts, silently, and its counts dropped)
+    refuse_mapping(
+        "input",
+        input,
+        "paths or an iterable of str",
+        "for counts you already have (pre-token bytes -> count), make "
+        "bytepair.PretokenCounts(counts) and train with bytepair.train_from_counts",
+    )
     regex = _resolve_pattern(pattern)
     specials = _check_specials(special_tokens)
     threads = _check_threads(threads)

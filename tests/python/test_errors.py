@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import reference
+from bytepair.inputs import iter_chunks
 
 EOT = "<|endoftext|>"
 BYTES_VOCAB = {i: bytes([i]) for i in range(256)}
@@ -1098,3 +1099,28 @@ def test_a_dict_is_no_corpus(counts: dict) -> None:
     # the way the message gives
     as_bytes = bytepair.PretokenCounts({k.encode(): n for k, n in counts.items()})
     assert bytepair.train_from_counts(as_bytes, 257).merges == [(b"w", b"o")]  # a tie: greatest
+
+
+@pytest.mark.parametrize("texts", [{"low lower": 3, "lowest": 1}, Counter(["low lower", "lowest"])])
+def test_a_dict_is_no_corpus_to_encode(texts: dict, tmp_path: Path) -> None:
+    # encode_to_file encoded a dict's keys as the documents, silently dropping its values (as
+    # count did): a TypeError naming inputs, before anything is written; iter_chunks, which
+    # reads encode_to_file's inputs, says the same
+    tok = bytepair.train(iter(["low low lower lowest"]), 259, special_tokens=[EOT])
+    out = tmp_path / "ids.npy"
+    message = (
+        f"inputs must be a path, a list of paths or an iterable of str, not a "
+        f"{type(texts).__name__}: its keys would be read as the texts and its values dropped "
+        "(pass iter(inputs) or iter(inputs.values()) to say which)"
+    )
+    with pytest.raises(TypeError) as e:
+        bytepair.encode_to_file(tok, texts, out, eot=True, progress=False)
+    assert str(e.value) == message
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(TypeError) as e:
+        iter_chunks(texts)
+    assert str(e.value) == message
+    # the keys, as the message says
+    info = bytepair.encode_to_file(tok, iter(texts), out, eot=True, progress=False)
+    assert info["n_documents"] == 2
+    assert bytepair.open_ids(out).tolist() == [258, 32, 258, 101, 114, 256, 258, 101, 115, 116, 256]
