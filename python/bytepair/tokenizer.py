@@ -47,7 +47,8 @@ class Tokenizer:
     'low lo'
 
     Args:
-        vocab: token id -> token bytes. Must contain all 256 single bytes.
+        vocab: token id -> token bytes. Must contain all 256 single bytes. Ids are ints
+            (of any integer type, numpy's too), 0 <= id < 2**32.
         merges: merges in rank order, as (left bytes, right bytes); both sides and their
             concatenation must be tokens of ``vocab``.
         special_tokens: special-token strings. One already in ``vocab`` keeps its id; others
@@ -59,11 +60,14 @@ class Tokenizer:
             in Python ``regex`` syntax.
 
     Raises:
-        TypeError: ``vocab`` is not a dict of bytes, ``merges`` is not iterable (None
-            included), a merge is not a pair of bytes, or a special token's id is no int.
-        ValueError: a merge names bytes that are not a token, a single byte is missing, two
-            tokens share an id, a special token is empty, a special token's id is out of
-            range or the id of other bytes, or the pattern is not a valid regex.
+        TypeError: ``vocab`` is not a dict of int -> bytes (an id that is no integer: a
+            str, a float, a bool), ``merges`` is not iterable (None included), a merge is
+            not a pair of bytes, a special token is not a ``str``, or a special token's id
+            is no int.
+        ValueError: an id is out of range (0 <= id < 2**32), a merge names bytes that are
+            not a token, a single byte is missing, two tokens share an id, a special token
+            is empty or holds a lone surrogate, a special token's id is out of range or the
+            id of other bytes, or the pattern is not a valid regex.
     """
 
     # (name, rank file path) of an OpenAI encoding made by ``get_encoding``: pickled by these
@@ -1056,9 +1060,12 @@ def _token_set(name: str, tokens: object) -> frozenset[str]:
 
 
 def _special_bytes(s: object) -> bytes:
-    """The UTF-8 of the special token ``s``: a non-empty ``str`` without lone surrogates."""
+    """The UTF-8 of the special token ``s``: a non-empty ``str`` without lone surrogates.
+    Another type is a ``TypeError``, ``""`` a ``ValueError`` (as ``bytepair.train`` says)."""
     if not isinstance(s, str) or not s:
-        raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+        # (5 or b"<s>" was a ValueError, where train said TypeError)
+        error = TypeError if not isinstance(s, str) else ValueError
+        raise error(f"special tokens must be non-empty strings, got {s!r}")
     try:
         return s.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: no bytes to match in any text
@@ -1125,12 +1132,15 @@ def _check_threads(num_threads: object) -> int | None:
 
 
 def _check_id(i: object) -> int:
-    """A token id must be an int in [0, 2**32) (ids are 32-bit in the core, as in tiktoken)."""
-    if isinstance(i, bool) or not isinstance(i, int):
-        raise ValueError(f"token id {i!r} is not an int")
-    if not 0 <= i < 2**32:
-        raise ValueError(f"token id {i} is out of range: ids are 0 <= id < 2**32")
-    return i
+    """A token id must be an integer (of any type, numpy's too; not a bool) in [0, 2**32)
+    (ids are 32-bit in the core, as in tiktoken): a ``TypeError`` for another type (it was a
+    ``ValueError``, as for a value out of range), a ``ValueError`` out of range."""
+    n = integer(i)
+    if n is None:
+        raise TypeError(f"vocab ids must be ints, got {i!r} ({type(i).__name__})")
+    if not 0 <= n < 2**32:
+        raise ValueError(f"token id {n} is out of range: ids are 0 <= id < 2**32")
+    return n
 
 
 _SETS = (frozenset, set)

@@ -368,19 +368,24 @@ def test_preset_name_with_spaces_is_refused(name: str) -> None:
         bytepair.Tokenizer(BYTES_VOCAB, [], pattern=name)
 
 
-@pytest.mark.parametrize("bad", ["", 5, None, b"<s>"])
-def test_bad_special_token(bad) -> None:
+@pytest.mark.parametrize(
+    ("bad", "error"), [("", ValueError), (5, TypeError), (None, TypeError), (b"<s>", TypeError)]
+)
+def test_bad_special_token(bad, error: type) -> None:
+    # an empty string is a bad value, anything but a str a bad type, for every way special
+    # tokens are given (Tokenizer said ValueError for 5, None and b"<s>", where train said
+    # TypeError)
     for call in (
         lambda: bytepair.train(iter(["text"]), 300, special_tokens=[EOT, bad]),
         lambda: bytepair.count(iter(["text"]), special_tokens=[bad]),
         lambda: bytepair.train_from_counts(AB_COUNTS, 300, special_tokens=[bad]),
         lambda: bytepair.Tokenizer(BYTES_VOCAB, [], special_tokens=[bad]),
+        lambda: bytepair.Tokenizer(BYTES_VOCAB, [], special_tokens={EOT: 256, bad: 257}),
     ):
-        with pytest.raises((ValueError, TypeError)) as e:
+        with pytest.raises(Exception) as e:
             call()
-        assert "special" in str(e.value)
-    with pytest.raises(ValueError):
-        bytepair.train(iter(["text"]), 300, special_tokens=[""])
+        assert type(e.value) is error
+        assert str(e.value) == f"special tokens must be non-empty strings, got {bad!r}"
 
 
 def test_special_tokens_given_twice_or_as_one_string() -> None:
@@ -708,6 +713,28 @@ def test_vocab_id_out_of_range(bad_id: int) -> None:
     with pytest.raises(ValueError) as e:
         bytepair.Tokenizer({**BYTES_VOCAB, bad_id: b"ab"}, [])
     assert mentions(str(e.value), bad_id), str(e.value)
+
+
+@pytest.mark.parametrize("bad_id", ["256", 256.0, None, (256,), np.float64(256)])
+def test_vocab_id_of_another_type(bad_id: object) -> None:
+    # (was a ValueError, "token id '256' is not an int", as for an id out of range) a wrong
+    # type is a TypeError naming vocab (DESIGN.md §4)
+    with pytest.raises(TypeError) as e:
+        bytepair.Tokenizer({**BYTES_VOCAB, bad_id: b"ab"}, [])
+    assert str(e.value) == f"vocab ids must be ints, got {bad_id!r} ({type(bad_id).__name__})"
+
+
+def test_vocab_ids_of_any_integer_type() -> None:
+    # numpy's ints are ids (as everywhere else: bytepair._checks.integer); they were refused
+    vocab = {**BYTES_VOCAB, 256: b"ab", 300: b"abc"}
+    merges = [(b"a", b"b"), (b"ab", b"c")]
+    for kind in (np.int64, np.uint32, np.int16):
+        tok = bytepair.Tokenizer({kind(i): b for i, b in vocab.items()}, merges)
+        assert tok.vocab == vocab
+        assert all(type(i) is int for i in tok.vocab)
+        assert tok.encode("abc ab") == [300, 32, 256]
+    with pytest.raises(ValueError, match="token id 4294967296 is out of range"):
+        bytepair.Tokenizer({**BYTES_VOCAB, np.uint64(2**32): b"ab"}, [])
 
 
 def test_empty_token_in_vocab() -> None:

@@ -773,9 +773,10 @@ def test_a_thousand_special_tokens(data_dir: Path, gpt2_enc: tiktoken.Encoding) 
     )
 
 
-@pytest.mark.parametrize("bad", ["", None, 3])
-def test_empty_or_non_string_special_token_rejected(bad: object) -> None:
-    with pytest.raises(ValueError, match="special tokens must be non-empty strings"):
+@pytest.mark.parametrize(("bad", "error"), [("", ValueError), (None, TypeError), (3, TypeError)])
+def test_empty_or_non_string_special_token_rejected(bad: object, error: type) -> None:
+    # an empty string is a bad value, anything but a str a bad type (DESIGN.md §4)
+    with pytest.raises(error, match="special tokens must be non-empty strings"):
         bytepair.Tokenizer(BYTES, [], special_tokens=[EOT, bad])  # type: ignore[list-item]
 
 
