@@ -39,6 +39,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Union
 
+from ._checks import refuse_mapping
+
 __all__ = ["PATTERN", "SPACE_MARKER", "CharBPE", "pretokenize", "train"]
 
 PATTERN = r"\w+(?:'\w+)?|[^\w\s]"
@@ -80,7 +82,8 @@ def train(sentences: Iterable[str], num_merges: int) -> CharBPE:
 
     Raises:
         TypeError: ``num_merges`` is not an int; ``sentences`` is one ``str`` (not a list of
-            them), a path, not iterable, or holds something that is not a ``str``.
+            them), a path, a dict (any mapping: its keys are not taken as the sentences),
+            not iterable, or holds something that is not a ``str``.
         ValueError: ``num_merges`` is negative; the sentences hold no word (an empty
             corpus, or only whitespace).
 
@@ -156,6 +159,8 @@ def _check_sentences(sentences: object) -> Iterable[object]:
         )
     if not isinstance(sentences, Iterable):
         raise TypeError(f"sentences must be an iterable of str, got {type(sentences).__name__}")
+    # (a Counter of sentences trained on each sentence once, its counts dropped)
+    refuse_mapping("sentences", sentences, "an iterable of str")
     return sentences
 
 

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from ._checks import refuse_mapping
+
 if TYPE_CHECKING:
     import os
 
@@ -145,10 +147,13 @@ def compression_curve(
     Raises:
         ValueError: a ``k`` out of range (see ``first_merges``); empty held-out text; bad
             input as ``count``.
+        TypeError: ``texts`` is a dict (any mapping: its keys are not taken as the text).
         OSError: a file cannot be read.
     """
     from .train import count
 
+    # (a dict's keys were measured as the held-out text)
+    refuse_mapping("texts", texts, "a path, a list of paths or an iterable of str")
     n_bytes = n_docs = 0
 
     def documents() -> Iterator[str]:  # each held-out document whole, counted on the way

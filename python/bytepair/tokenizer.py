@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from . import _core
-from ._checks import count_option, integer, not_ids
+from ._checks import count_option, integer, not_ids, refuse_mapping
 from .stream import StreamDecoder
 
 if TYPE_CHECKING:
@@ -648,7 +648,12 @@ class Tokenizer:
         Raises:
             ValueError: the stream contains a disallowed special token (raised when the
                 text around it is reached).
+            TypeError: ``iterable`` is a dict (any mapping: its keys are not taken as the
+                text), or an item is not a ``str``.
         """
+        # (encode_iterable({"a": 1, "b": 2}) encoded "ab", the keys; tiktoken has no
+        # encode_iterable, and its batch methods, which take a dict, are left as they are)
+        refuse_mapping("iterable", iterable, "an iterable of str")
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
         foreign = self._foreign(disallowed_special)

@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ import pytest
 from oracles import tiktoken_encoding
 
 import bytepair
-from bytepair import cli
+from bytepair import charbpe, cli
+from bytepair.curve import compression_curve
 from bytepair.inputs import iter_chunks
 
 BYTES = {i: bytes([i]) for i in range(256)}
@@ -718,3 +720,39 @@ def test_counts_take_the_paths_a_tokenizer_takes(
             f"not a {shown}"
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x"]
+
+
+@pytest.mark.parametrize(
+    "texts", [{"low lower": 3, " lowest": 1}, Counter(["low lower", " lowest"])]
+)
+def test_a_dict_of_texts_is_refused_where_tiktoken_has_no_rule(
+    texts: dict, data_dir: Path, gpt2: bytepair.Tokenizer
+) -> None:
+    # encode_iterable, compression_curve and charbpe.train read a dict's keys as the text,
+    # silently dropping its values (as count did): a TypeError naming the argument. tiktoken
+    # has none of them; its encode_batch and encode_ordinary_batch encode a dict's keys, so
+    # ours still do, to its ids
+    kind = type(texts).__name__
+
+    def message(name: str, what: str) -> str:
+        return (
+            f"{name} must be {what}, not a {kind}: its keys would be read as the texts and its "
+            f"values dropped (pass iter({name}) or iter({name}.values()) to say which)"
+        )
+
+    with pytest.raises(TypeError) as e:
+        list(gpt2.encode_iterable(texts))
+    assert str(e.value) == message("iterable", "an iterable of str")
+    assert list(gpt2.encode_iterable(iter(texts))) == gpt2.encode("low lower lowest")
+    tok = bytepair.train(iter(["low low lower lowest"]), 259)
+    with pytest.raises(TypeError) as e:
+        compression_curve(tok, texts)
+    assert str(e.value) == message("texts", "a path, a list of paths or an iterable of str")
+    assert [p.n_tokens for p in compression_curve(tok, iter(texts), [0, 2])] == [16, 10]
+    with pytest.raises(TypeError) as e:
+        charbpe.train(texts, 2)
+    assert str(e.value) == message("sentences", "an iterable of str")
+    assert charbpe.train(iter(texts), 2).merge_rules == [("l", "o"), ("lo", "w")]
+    enc = tiktoken_encoding(data_dir, "r50k_base")
+    assert gpt2.encode_batch(texts) == enc.encode_batch(texts) == [[9319, 2793], [9016]]
+    assert gpt2.encode_ordinary_batch(texts) == enc.encode_ordinary_batch(texts)
