@@ -46,6 +46,7 @@ test: lint cargo-test pytest
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benches/encode_bench.py
+	$(PY) benches/encode_memory.py
 	$(PY) benches/stream_rss.py
 	$(PY) benches/worst_case.py
 	$(PY) benches/train_bench.py
