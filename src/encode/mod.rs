@@ -9,7 +9,9 @@
 //! byte strings.
 
 mod atoms;
+mod build;
 mod cache;
+mod decoder;
 mod key;
 mod lines;
 mod lookup;
@@ -19,9 +21,14 @@ pub mod rank_file;
 
 use rustc_hash::FxHashMap;
 
+use build::{
+    byte_pair_table, every_split, give_back_freed_memory, merge_with_max, on_every_cpu,
+    reachable_pairs,
+};
 use cache::PieceCache;
+use decoder::Decoder;
 use lookup::TokenIds;
-use pairs::{Pair, PairTable};
+use pairs::PairTable;
 
 use crate::pretokenize::cuts::{split_text, Cuts};
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
@@ -81,169 +88,6 @@ impl<'t> crate::pretokenize::Sink<'t> for &mut Pieces<'_, '_, '_, 't, '_> {
                 enc.encode_piece(p, o)
             })
     }
-}
-
-/// Merging of a few bytes, the plain way: the ids and the highest rank merged.
-fn merge_with_max(
-    bytes: &[u8],
-    byte_ids: &[Rank; 256],
-    lookup: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
-) -> (Vec<Rank>, u32) {
-    let mut syms: Vec<Rank> = bytes.iter().map(|&b| byte_ids[b as usize]).collect();
-    let mut max_rank = 0;
-    // the lowest rank, the leftmost among equal ones
-    while let Some((rank, i, id)) = (1..syms.len())
-        .filter_map(|i| lookup(syms[i - 1], syms[i]).map(|(r, id)| (r, i - 1, id)))
-        .min()
-    {
-        max_rank = max_rank.max(rank);
-        syms[i] = id;
-        syms.remove(i + 1);
-    }
-    (syms, max_rank)
-}
-
-/// Every split of a ranked token into two tokens: ((left id, right id), (rank, id)).
-fn every_split(
-    ranks: &[(&[u8], u32)],
-    token_ids: &FxHashMap<&[u8], Rank>,
-    lookup: &TokenIds,
-) -> Vec<Pair> {
-    // Only split points where both halves have the length of some token can give two
-    // tokens; checking just those keeps a vocabulary of a few very long tokens (trained
-    // on "a" * 10**6, say) from costing the square of their length.
-    let mut lengths: Vec<usize> = token_ids.keys().map(|k| k.len()).collect();
-    lengths.sort_unstable();
-    lengths.dedup();
-    let has_length = |n: usize| lengths.binary_search(&n).is_ok();
-    let mut pairs = Vec::with_capacity(ranks.len() * 2);
-    for &(bytes, rank) in ranks {
-        let Some(id) = lookup.get(bytes) else {
-            continue; // (never: every ranked token is in the map)
-        };
-        for &k in lengths.iter().take_while(|&&k| k < bytes.len()) {
-            if !has_length(bytes.len() - k) {
-                continue;
-            }
-            let Some(l) = lookup.get(&bytes[..k]) else {
-                continue;
-            };
-            if let Some(r) = lookup.get(&bytes[k..]) {
-                pairs.push(((l, r), (rank, id)));
-            }
-        }
-    }
-    pairs
-}
-
-/// Of `pairs` (every split of each token, a token's splits next to each other), those that
-/// merging can join: the last merge of BPE of each token's own bytes (`bytes_of` its id).
-/// Merges inside the bytes a token ends up covering are those of BPE of its bytes alone, in
-/// the same order (each was the lowest rank, leftmost, of the whole piece, so of the part),
-/// so no other split of a token is ever the lowest pair and leaving it out changes no ids.
-/// A token of one split keeps it without a look (if BPE never makes the token, the pair is
-/// never the lowest either). o200k: 446k pairs -> 200k, 4.7 -> 2.1 MB: a lookup finds its
-/// line in the CPU's caches more often.
-fn reachable_pairs<'a>(
-    pairs: Vec<Pair>,
-    bytes_of: impl Fn(Rank) -> Option<&'a [u8]> + Sync,
-    byte_ids: &[Rank; 256],
-) -> PairTable {
-    // (a plain map, not a `PairTable`: this one is only read here, and building the packed
-    // form of every split held twice its memory at the peak of the construction)
-    let table: FxHashMap<(Rank, Rank), (u32, Rank)> = pairs.iter().copied().collect();
-    let get = |a, b| table.get(&(a, b)).copied();
-    let byte_pairs = byte_pair_table(get, byte_ids);
-    let tokens: Vec<&[_]> = pairs.chunk_by(|a, b| a.1 .1 == b.1 .1).collect();
-    let kept = on_every_cpu(&tokens, |tokens| {
-        let mut parts = Vec::new();
-        let mut kept = Vec::with_capacity(tokens.len());
-        for &splits in tokens {
-            let (rank, id) = splits[0].1;
-            let bytes = match bytes_of(id) {
-                Some(bytes) if splits.len() > 1 => bytes,
-                // (keeping a pair that is never the lowest changes nothing)
-                _ => {
-                    kept.extend_from_slice(splits);
-                    continue;
-                }
-            };
-            parts.clear();
-            // (no atoms, nor pairs of bytes for a token of two: either could be the token)
-            merge::byte_pair_merge(
-                bytes,
-                byte_ids,
-                (bytes.len() > 2).then_some(&byte_pairs[..]),
-                None,
-                |a, b| get(a, b).filter(|&(_, made)| made != id),
-                &mut parts,
-            );
-            if let [left, right] = parts[..] {
-                if splits.iter().any(|s| s.0 == (left, right)) {
-                    kept.push(((left, right), (rank, id)));
-                }
-            }
-        }
-        kept
-    });
-    // (freed before the table is made: o200k's splits and their map are 16 MB)
-    drop(tokens);
-    drop(table);
-    drop(pairs);
-    PairTable::new(kept)
-}
-
-/// (rank, id) of every pair of single bytes `a`, `b` at `a << 8 | b` (`merge::NONE`: no token).
-fn byte_pair_table(
-    get: impl Fn(Rank, Rank) -> Option<(u32, Rank)>,
-    byte_ids: &[Rank; 256],
-) -> Box<[(u32, Rank)]> {
-    (0..1usize << 16)
-        .map(|k| {
-            let (a, b) = (byte_ids[k >> 8], byte_ids[k & 0xFF]);
-            get(a, b).unwrap_or(merge::NONE)
-        })
-        .collect()
-}
-
-/// Returns the heap's free memory to the system. A large vocabulary's construction frees
-/// tens of megabytes of temporaries (the maps by bytes, every split of every token, the
-/// tokens as given), which glibc's allocator otherwise keeps: building o200k's encoder grew
-/// the process by 45 MB, 17 MB with this (and the temporaries freed as soon as done with).
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory of the allocator to the system
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// `f` of `items` cut into one part per CPU (at most eight), the results joined in order:
-/// a vocabulary's construction looks up millions of pairs at random. Scoped threads of its
-/// own, not rayon's global pool: a process forked from this one has none of its threads.
-fn on_every_cpu<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if cpus == 1 || items.len() < 10_000 {
-        return f(items);
-    }
-    let f = &f;
-    std::thread::scope(|s| {
-        let parts: Vec<_> = items
-            .chunks(items.len().div_ceil(cpus))
-            .map(|part| s.spawn(move || f(part)))
-            .collect();
-        let parts: Vec<Vec<R>> = parts
-            .into_iter()
-            .map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect();
-        // (one allocation of the exact size: grown by doubling, o200k's 446k splits held
-        // up to twice their 7 MB at the peak of the construction)
-        let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-        for part in parts {
-            all.extend(part);
-        }
-        all
-    })
 }
 
 impl Encoder {
@@ -613,87 +457,7 @@ impl Encoder {
 
     /// One more than the largest id.
     pub fn n_vocab(&self) -> usize {
-        self.decoder.max_id as usize + 1
-    }
-}
-
-/// Token bytes by id: a table when ids are dense (every vocabulary in practice), a map
-/// when they are sparse, so one huge id cannot make us allocate gigabytes. The bytes of all
-/// tokens are in one buffer: a box per token was 16 bytes of table and a 32-byte allocation
-/// for each of o200k's 200k tokens (9.6 MB; here 3 MB).
-#[derive(Debug, Clone)]
-struct Decoder {
-    bytes: Vec<u8>,
-    /// Where each dense id's bytes start in `bytes`, and their length (0: no token; tokens
-    /// are never empty).
-    starts: Vec<u64>,
-    lens: Vec<u32>,
-    sparse: FxHashMap<Rank, (u64, u32)>,
-    max_id: Rank,
-}
-
-impl Decoder {
-    fn new(max_id: Rank, count: usize) -> Self {
-        let dense_len = if (max_id as usize) < 2 * count + 1024 {
-            max_id as usize + 1
-        } else {
-            0
-        };
-        Self {
-            bytes: Vec::new(),
-            starts: vec![0; dense_len],
-            lens: vec![0; dense_len],
-            sparse: FxHashMap::default(),
-            max_id,
-        }
-    }
-
-    /// Keeps `bytes` as the token `id`.
-    fn insert(&mut self, id: Rank, bytes: &[u8]) -> Result<()> {
-        if bytes.is_empty() {
-            // (a length of 0 is an id without a token here)
-            return Err(Error::Invalid(format!("token id {id} has no bytes")));
-        }
-        let len = u32::try_from(bytes.len())
-            .map_err(|_| Error::Invalid(format!("token id {id} is longer than 4 GiB")))?;
-        let start = self.bytes.len() as u64;
-        let taken = match self.lens.get(id as usize) {
-            Some(&l) => l != 0,
-            None => self.sparse.contains_key(&id),
-        };
-        if taken {
-            return Err(Error::Invalid(format!("token id {id} appears twice")));
-        }
-        match self.lens.get_mut(id as usize) {
-            Some(l) => {
-                *l = len;
-                self.starts[id as usize] = start;
-            }
-            None => {
-                self.sparse.insert(id, (start, len));
-            }
-        }
-        self.bytes.extend_from_slice(bytes);
-        Ok(())
-    }
-
-    #[inline]
-    fn get(&self, id: Rank) -> Option<&[u8]> {
-        let (start, len) = match self.lens.get(id as usize) {
-            Some(&0) => return None,
-            Some(&len) => (self.starts[id as usize], len),
-            None => *self.sparse.get(&id)?,
-        };
-        Some(&self.bytes[start as usize..start as usize + len as usize])
-    }
-
-    fn items(&self) -> Vec<(Rank, &[u8])> {
-        let mut out: Vec<(Rank, &[u8])> = (0..self.lens.len() as Rank)
-            .filter_map(|i| Some((i, self.get(i)?)))
-            .chain(self.sparse.keys().filter_map(|&i| Some((i, self.get(i)?))))
-            .collect();
-        out.sort_unstable_by_key(|&(i, _)| i);
-        out
+        self.decoder.max_id() as usize + 1
     }
 }
 
@@ -905,33 +669,6 @@ mod tests {
         assert!(atoms_seen > 300, "{atoms_seen} atoms");
         assert!(guarded_seen > 100, "{guarded_seen} atoms with guards");
         assert!(pairs_seen > 100, "{pairs_seen} atoms of two ids");
-    }
-
-    /// Dense and sparse ids, in any order: each id's bytes, none for an id never given, an id
-    /// given twice refused, `items` by id.
-    #[test]
-    fn decoder_keeps_each_tokens_bytes() {
-        for (max_id, count) in [(9, 10), (4_000_000_000, 3)] {
-            let mut d = Decoder::new(max_id, count);
-            let given: [(Rank, &[u8]); 3] = [(7, b"seven"), (0, b"a"), (max_id, b"last")];
-            for (id, bytes) in given {
-                d.insert(id, bytes).unwrap();
-            }
-            assert_eq!(d.get(7), Some(&b"seven"[..]));
-            assert_eq!(d.get(0), Some(&b"a"[..]));
-            assert_eq!(d.get(max_id), Some(&b"last"[..]));
-            assert_eq!(d.get(3), None);
-            assert_eq!(d.get(max_id.wrapping_add(1)), None);
-            // (a refused id leaves the one held as it was)
-            assert!(d.insert(7, b"again").is_err());
-            assert!(d.insert(max_id, b"again").is_err());
-            assert!(d.insert(3, b"").is_err());
-            assert_eq!(d.get(3), None);
-            assert_eq!(d.get(7), Some(&b"seven"[..]));
-            assert_eq!(d.get(max_id), Some(&b"last"[..]));
-            let items: Vec<(Rank, &[u8])> = vec![(0, b"a"), (7, b"seven"), (max_id, b"last")];
-            assert_eq!(d.items(), items);
-        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Every adjacent pair of symbols in a piece is looked up here: about twenty lookups for a
 //! word the piece cache has not seen, most waiting on the previous merge. The table holds
-//! the one pair of each token that merging joins (`reachable_pairs` in `mod.rs`; 200k pairs
+//! the one pair of each token that merging joins (`reachable_pairs` in `build.rs`; 200k pairs
 //! for o200k, 2.1 MB), beyond the CPU's second-level cache. A pair and the id it makes are
 //! packed into one word of a table of 64-byte lines (`lines.rs`: one line per lookup, where a hash map waits for its
 //! control bytes and then its bucket): o200k English, one thread, the same slices of text
