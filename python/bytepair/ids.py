@@ -182,8 +182,11 @@ def encode_to_file(
             device or fifo); ``FileExistsError`` when the sidecar's path holds a file that
             bytepair did not write (``out="ids"`` would replace ``ids.json``).
     """
+    from .tokenizer import _read_once
+
     out = os.fspath(out)
     eot_id = _eot_id(tok, eot)
+    allowed_special, _ = _read_once(allowed_special, ())
     tok._check_special_names(allowed_special)  # a mistyped name fails now, not after hours
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):

@@ -391,6 +391,7 @@ class Tokenizer:
         >>> tok.encode("a<|endoftext|>", allowed_special="all")
         [97, 256]
         """
+        allowed_special, disallowed_special = _read_once(allowed_special, disallowed_special)
         try:
             return self._encode(text, allowed_special, disallowed_special)
         except UnicodeEncodeError:
@@ -428,6 +429,7 @@ class Tokenizer:
         """
         from .unstable import encode_with_unstable
 
+        allowed_special, disallowed_special = _read_once(allowed_special, disallowed_special)
         return encode_with_unstable(self, text, allowed_special, disallowed_special)
 
     def _encode(
@@ -484,6 +486,7 @@ class Tokenizer:
         """
         import numpy as np
 
+        allowed_special, disallowed_special = _read_once(allowed_special, disallowed_special)
         if _default_policy(allowed_special, disallowed_special):
             # the core looks for special tokens in the same pass over the text's UTF-8
             # (src/py/text.rs makes it; surrogates as tiktoken)
@@ -585,6 +588,7 @@ class Tokenizer:
             ValueError: as ``encode``; a negative ``num_threads``.
             TypeError: ``num_threads`` not an int (a float, string or bool).
         """
+        allowed_special, disallowed_special = _read_once(allowed_special, disallowed_special)
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
         foreign = self._foreign(disallowed_special)
@@ -654,6 +658,7 @@ class Tokenizer:
         # (encode_iterable({"a": 1, "b": 2}) encoded "ab", the keys; tiktoken has no
         # encode_iterable, and its batch methods, which take a dict, are left as they are)
         refuse_mapping("iterable", iterable, "an iterable of str")
+        allowed_special, disallowed_special = _read_once(allowed_special, disallowed_special)
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
         foreign = self._foreign(disallowed_special)
@@ -1062,6 +1067,19 @@ def _token_set(name: str, tokens: object) -> frozenset[str]:
         raise TypeError(
             f'{name} must be "all" or a collection of strings, got {type(tokens).__name__}'
         ) from None
+
+
+def _read_once(
+    allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+) -> tuple[AllowedSpecial, DisallowedSpecial]:
+    """The policies, those given as one-shot iterators (a generator, ``iter(...)``) read into
+    sets: every encode method reads them more than once (QA: ``disallowed_special=iter(...)``
+    was found empty by the second read, and the text it was to refuse was encoded)."""
+    if isinstance(allowed_special, Iterator):
+        allowed_special = _token_set("allowed_special", allowed_special)
+    if isinstance(disallowed_special, Iterator):
+        disallowed_special = _token_set("disallowed_special", disallowed_special)
+    return allowed_special, disallowed_special
 
 
 def _special_bytes(s: object) -> bytes:

@@ -828,3 +828,52 @@ def test_counting_chunks_never_split_overlapping_special_tokens(
         for source in ([str(path)], iter([text])):
             got = bytepair.count(source, special_tokens=specials, threads=2)
             assert dict(got.items()) == dict(want)
+
+
+@pytest.mark.parametrize("text", ["x" + NOPE + "y", "\ud800" + EOT, "a" + EOT + "b" + PAD])
+def test_policies_given_as_iterators_read_as_sets(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding, text: str
+) -> None:
+    # every encode method reads the policies more than once: given as a one-shot iterator,
+    # disallowed_special was found empty by the second read and its text encoded (QA)
+    policies = [
+        {"disallowed_special": [NOPE, EOT]},
+        {"allowed_special": [EOT], "disallowed_special": ()},
+        {"allowed_special": [EOT]},
+    ]
+    methods = [
+        *_every_encode(gpt2),
+        lambda t, **kw: list(gpt2.encode_iterable([t[:2], t[2:]], **kw)),
+    ]
+
+    def result(encode: Callable[..., object], **policy: object) -> object:
+        got = outcome(encode, text, **policy)  # type: ignore[arg-type]
+        return got.tolist() if hasattr(got, "tolist") else got  # (numpy)
+
+    for policy in policies:
+        for encode in methods:
+            want = result(encode, **{k: set(v) for k, v in policy.items()})
+            assert result(encode, **{k: iter(v) for k, v in policy.items()}) == want
+            assert result(encode, **{k: (n for n in v) for k, v in policy.items()}) == want
+    refused = {"disallowed_special": [NOPE, EOT]}
+    assert outcome(gpt2.encode, text, **refused) == outcome(gpt2_enc.encode, text, **refused)
+    assert outcome(gpt2.encode, text, disallowed_special=iter([NOPE, EOT])) == outcome(
+        gpt2_enc.encode, text, disallowed_special=iter([NOPE, EOT])
+    )
+
+
+def test_encode_to_file_reads_an_iterator_of_allowed_names_once(
+    gpt2: bytepair.Tokenizer, tmp_path: Path
+) -> None:
+    # it checked the names (reading the iterator) and then encoded with none allowed
+    import numpy as np
+
+    src = tmp_path / "in.txt"
+    src.write_text("a" + EOT + "b\n", encoding="utf-8")
+    runs = {"set": {EOT}, "iter": iter([EOT])}
+    got = {}
+    for name, allowed in runs.items():
+        out = tmp_path / f"{name}.npy"
+        bytepair.encode_to_file(gpt2, [src], out, allowed_special=allowed, progress=False)
+        got[name] = np.load(out).tolist()
+    assert got["iter"] == got["set"] == gpt2.encode("a" + EOT + "b\n", allowed_special={EOT})
