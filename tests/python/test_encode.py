@@ -996,3 +996,17 @@ def test_pretoken_cache_is_per_tokenizer(data_dir: Path, gpt2_enc: tiktoken.Enco
     assert (
         copy.encode_ordinary(text) == gpt2.encode_ordinary(text) == gpt2_enc.encode_ordinary(text)
     )
+
+
+def test_a_pattern_that_skips_text_leaves_it_out_as_tiktoken_does() -> None:
+    # (README: HF's Split would keep " " and "!" as pre-tokens of their own)
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], pattern=r"\p{L}+")
+    enc = tiktoken.Encoding(
+        "letters",
+        pat_str=r"\p{L}+",
+        mergeable_ranks={bytes([i]): i for i in range(256)},
+        special_tokens={},
+    )
+    for text in ["ab cd!", "!!", "", "x 1 y"]:
+        assert tok.encode(text) == enc.encode(text)
+    assert tok.decode(tok.encode("ab cd!")) == "abcd"
