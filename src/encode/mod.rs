@@ -21,10 +21,7 @@ pub mod rank_file;
 
 use rustc_hash::FxHashMap;
 
-use build::{
-    byte_pair_table, every_split, give_back_freed_memory, merge_with_max, on_every_cpu,
-    reachable_pairs,
-};
+use build::{byte_pair_table, every_split, merge_with_max, on_every_cpu, reachable_pairs};
 use cache::PieceCache;
 use decoder::Decoder;
 use lookup::TokenIds;
@@ -158,12 +155,8 @@ impl Encoder {
             |b| lookup.get(b),
             |b| merge_with_max(b, &byte_ids, |l, r| pair_table.get(l, r)),
         );
-        let large = tokens.len() >= 10_000;
         drop(ranks);
         drop(tokens);
-        if large {
-            give_back_freed_memory();
-        }
         Ok(Self {
             byte_ids,
             byte_pairs,
