@@ -700,6 +700,46 @@ def test_threads_asking_at_once_build_one_encoding(data_dir: Path, tmp_path: Pat
     assert got[0].encode("hello world") == [31373, 995]
 
 
+def test_spellings_of_one_path_share_one_encoding(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (QA: the cache was keyed by the path as written and never evicted: 40 spellings of one
+    # o200k file, "/a/./b", "/a/././b", ..., built 40 copies, 869 MB) every spelling of one
+    # file, relative, with "." and ".." or through a symlink, is one entry; another file and
+    # the default lookup are entries of their own
+    path = tmp_path / "r50k_base.tiktoken"
+    shutil.copy(data_dir / "tiktoken" / "r50k_base.tiktoken", path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.tiktoken").symlink_to(path)
+    monkeypatch.chdir(tmp_path)
+    first = bytepair.get_encoding("gpt2", path=path)
+    spellings = [
+        str(path),
+        f"{tmp_path}/./r50k_base.tiktoken",
+        f"{tmp_path}/././r50k_base.tiktoken",
+        f"{tmp_path}//r50k_base.tiktoken",
+        f"{tmp_path}/sub/../r50k_base.tiktoken",
+        "r50k_base.tiktoken",
+        "./r50k_base.tiktoken",
+        Path("sub/../r50k_base.tiktoken"),
+        tmp_path / "link.tiktoken",
+        "link.tiktoken",
+    ]
+    for spelling in spellings:
+        assert bytepair.get_encoding("gpt2", path=spelling) is first, spelling
+    assert first.encode("hello world") == [31373, 995]
+    # after pickling (by name and path) too
+    assert pickle.loads(pickle.dumps(first)).encode("hello world") == [31373, 995]
+    other = tmp_path / "copy.tiktoken"
+    shutil.copy(path, other)
+    second = bytepair.get_encoding("gpt2", path=other)
+    assert second is not first and second.encode("hello world") == [31373, 995]
+    assert bytepair.get_encoding("gpt2", path="./copy.tiktoken") is second
+    assert bytepair.get_encoding("gpt2") is not first
+    # the name still counts: r50k_base reads the same file but is an encoding of its own
+    assert bytepair.get_encoding("r50k_base", path=path) is not first
+
+
 # --------------------------------------------------------------- every Unicode character
 def _contexts(c: str) -> str:
     """``c`` where each pattern tells it apart: among letters, digits, spaces, after an
