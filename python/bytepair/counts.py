@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zlib
 from collections.abc import Iterable, Sequence
 from typing import Union
 
 from . import _core
 from ._checks import integer
-from .formats._io import new_file_mode
+from .formats._io import write_atomic
 
 __all__ = ["PretokenCounts"]
 
@@ -206,22 +205,15 @@ class PretokenCounts:
             path: a ``str`` or ``os.PathLike``, as ``Tokenizer.save`` takes it.
 
         Raises:
+            IsADirectoryError: ``path`` is a folder (``"."`` and ``""`` too).
+            FileNotFoundError: the folder of ``path`` does not exist.
             OSError: the file cannot be written.
             TypeError: ``path`` is not a ``str`` or ``os.PathLike`` (bytes included).
         """
         path = _check_path(path, "PretokenCounts.save takes the path to write")
-        data = self._serialize()
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".bpcounts-", dir=folder)
-        try:
-            os.fchmod(fd, new_file_mode())
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        # as Tokenizer.save: a folder, "" or a missing folder is refused, naming the path,
+        # before any temporary file is made (QA: a raw OSError naming the temporary file)
+        write_atomic(path, self._serialize())
 
     @classmethod
     def load(cls, path: PathLike) -> PretokenCounts:

@@ -722,6 +722,40 @@ def test_counts_take_the_paths_a_tokenizer_takes(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x"]
 
 
+def test_counts_refuse_a_folder_as_a_tokenizer_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gpt2: bytepair.Tokenizer
+) -> None:
+    # (QA: save(".") said "[Errno 16] Device or resource busy: '<parent>/.bpcounts-...' ->
+    # '.'", save(<a folder>) an IsADirectoryError and save("") a FileNotFoundError, each
+    # naming a temporary file made in the folder above) the errors of Tokenizer.save, naming
+    # the path, before any temporary file is made
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    counts = bytepair.count(iter(["hello world"]))
+    folder = f"[Errno 21] is a folder; not replacing it: {str(work)!r}"
+    for path, error, message in [
+        (".", IsADirectoryError, folder),
+        ("", IsADirectoryError, folder),
+        (work, IsADirectoryError, folder),
+        ("sub", IsADirectoryError, folder[:-1] + "/sub'"),
+        (
+            "nowhere/c.bpcounts",
+            FileNotFoundError,
+            "[Errno 2] No such folder for the output: 'nowhere/c.bpcounts'",
+        ),
+    ]:
+        for save in (counts.save, gpt2.save):
+            with pytest.raises(OSError) as e:
+                save(path)
+            assert type(e.value) is error and str(e.value) == message, (path, save)
+    assert [p.name for p in tmp_path.iterdir()] == ["work"]
+    assert [p.name for p in work.iterdir()] == ["sub"] and not any((work / "sub").iterdir())
+    counts.save("sub/c.bpcounts")
+    assert bytepair.PretokenCounts.load(work / "sub" / "c.bpcounts")[b" world"] == 1
+    assert [p.name for p in (work / "sub").iterdir()] == ["c.bpcounts"]
+
+
 @pytest.mark.parametrize(
     "texts", [{"low lower": 3, " lowest": 1}, Counter(["low lower", " lowest"])]
 )
