@@ -413,11 +413,22 @@ def _parse_ranks(data: bytes, where: PathLike) -> dict[bytes, int]:
     """``base64(token) rank`` lines -> {token bytes: rank}.
 
     Raises:
-        ValueError: a malformed line, or a token or rank given twice (names the line).
+        ValueError: a malformed line, or a token or rank given twice (names the line; an
+            error in a last line with no newline says the file looks truncated).
     """
     ranks: dict[bytes, int] = {}
     seen_ranks: dict[int, int] = {}  # rank -> line
-    for n, line in enumerate(data.splitlines(), start=1):
+    lines = data.splitlines()
+    # a file cut off mid-line ends in a line with no newline: an error there most likely
+    # comes from the cut (QA: cl100k cut in "IGV4aXRlZA== 52383" said "rank 52 appears twice")
+    cut = len(lines) if data and not data.endswith((b"\n", b"\r")) else 0
+
+    def bad(n: int, what: str) -> ValueError:
+        if n == cut:
+            what = f"the file looks truncated (cut off in its last line, no newline): {what}"
+        return ValueError(f"{where}: line {n}: {what}")
+
+    for n, line in enumerate(lines, start=1):
         if not line:
             continue
         parts = line.split()
@@ -426,17 +437,13 @@ def _parse_ranks(data: bytes, where: PathLike) -> dict[bytes, int]:
                 raise ValueError
             token, rank = base64.b64decode(parts[0], validate=True), int(parts[1])
         except (ValueError, binascii.Error):
-            raise ValueError(
-                f"{where}: line {n}: expected 'base64-token rank', got {line[:60]!r}"
-            ) from None
+            raise bad(n, f"expected 'base64-token rank', got {line[:60]!r}") from None
         if rank < 0:
-            raise ValueError(f"{where}: line {n}: rank {rank} is negative")
+            raise bad(n, f"rank {rank} is negative")
         if token in ranks:
-            first = seen_ranks[ranks[token]]
-            raise ValueError(f"{where}: line {n}: token {token!r} appears twice (line {first})")
+            raise bad(n, f"token {token!r} appears twice (line {seen_ranks[ranks[token]]})")
         if rank in seen_ranks:
-            first = seen_ranks[rank]
-            raise ValueError(f"{where}: line {n}: rank {rank} appears twice (line {first})")
+            raise bad(n, f"rank {rank} appears twice (line {seen_ranks[rank]})")
         ranks[token] = rank
         seen_ranks[rank] = n
     return ranks

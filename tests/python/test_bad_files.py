@@ -83,6 +83,32 @@ def test_truncated_rank_file_line(tok, tmp_path: Path) -> None:
     raises(path, "tiktoken", f"line {len(lines)}", "expected 'base64-token rank'")
 
 
+def test_rank_file_cut_off_mid_line_says_truncated(data_dir: Path, tmp_path: Path) -> None:
+    # (QA: cl100k cut at half its size plus 7 bytes ends in "IGV4aXRlZA== 52", and said only
+    # "line 52384: rank 52 appears twice (line 53)") an error in a last line with no newline
+    # says the file looks truncated, and still names the line
+    data = (data_dir / "tiktoken" / "cl100k_base.tiktoken").read_bytes()
+    path = tmp_path / "trunc.tiktoken"
+    cut = f"{path}: line 52384: the file looks truncated (cut off in its last line, no newline)"
+    for size, what in [
+        (len(data) // 2 + 7, "rank 52 appears twice (line 53)"),
+        (len(data) // 2 + 1, "expected 'base64-token rank', got b'IGV4aXRlZ'"),
+    ]:
+        path.write_bytes(data[:size])
+        with pytest.raises(ValueError) as info:
+            bytepair.load(path, pattern="cl100k")
+        assert str(info.value) == f"{cut}: {what}"
+    # the same line followed by a newline is a bad line, not a cut one
+    path.write_bytes(data[: len(data) // 2 + 7] + b"\n")
+    with pytest.raises(ValueError) as info:
+        bytepair.load(path, pattern="cl100k")
+    assert str(info.value) == f"{path}: line 52384: rank 52 appears twice (line 53)"
+    # cut at the end of a line, the file holds whole lines: fewer ranks, no error
+    whole = data[: data.rindex(b"\n", 0, len(data) // 2) + 1]
+    path.write_bytes(whole)
+    assert bytepair.load(path, pattern="cl100k").n_vocab == 52383
+
+
 @pytest.mark.parametrize("n", [1, 2, 4])
 def test_bad_line_among_the_first_of_a_rank_file(tok, n: int, tmp_path: Path) -> None:
     # a damaged line where the format is told apart is still a rank file's bad line, named
