@@ -230,7 +230,14 @@ def get_encoding(name: str, *, path: PathLike | None = None) -> Tokenizer:
             malformed rank file.
         FileNotFoundError: the rank file is nowhere locally and cannot be downloaded (the
             message says which file to put where).
+        TypeError: ``name`` is not a str (tiktoken raises ValueError; here a wrong type is a
+            TypeError, as in ``encoding_for_model``).
     """
+    if not isinstance(name, str):  # (QA: None and 5 were a ValueError "unknown encoding None")
+        raise TypeError(
+            f"get_encoding: name must be a str (one of {', '.join(_SPECS)}), "
+            f"got {type(name).__name__}"
+        )
     if name not in _SPECS:
         raise ValueError(f"unknown encoding {name!r}; known: {', '.join(_SPECS)}")
     # a path is keyed by the file it resolves to: every spelling of it ("a/./b", "a//b", a

@@ -331,6 +331,27 @@ def test_encoding_for_model() -> None:
         bytepair.encoding_for_model("not-a-model")
 
 
+@pytest.mark.parametrize("name", [None, 5, b"gpt2", ["gpt2"]])
+def test_a_name_that_is_no_str_is_a_type_error(name: object) -> None:
+    # (QA: get_encoding(None) and get_encoding(5) said ValueError "unknown encoding None",
+    # tiktoken's ValueError "Expected a string"; a list said "unhashable type") a TypeError
+    # naming the argument, as encoding_for_model already raised; unknown str names keep
+    # their errors
+    with pytest.raises(TypeError) as e:
+        bytepair.get_encoding(name)  # type: ignore[arg-type]
+    assert str(e.value) == (
+        "get_encoding: name must be a str (one of gpt2, r50k_base, p50k_base, p50k_edit, "
+        f"cl100k_base, o200k_base, o200k_harmony), got {type(name).__name__}"
+    )
+    with pytest.raises(TypeError) as e:
+        bytepair.encoding_for_model(name)  # type: ignore[arg-type]
+    assert str(e.value) == f"a model name is a str, got {type(name).__name__}"
+    with pytest.raises(ValueError, match="unknown encoding 'None'"):
+        bytepair.get_encoding("None")
+    with pytest.raises(KeyError, match="no encoding known for model 'None'"):
+        bytepair.encoding_for_model("None")
+
+
 @pytest.mark.parametrize("name", ["p50k_base", "cl100k_base", "o200k_base"])
 def test_rank_file_read_in_rust_equals_the_python_reader(data_dir: Path, name: str) -> None:
     data = (data_dir / "tiktoken" / f"{name}.tiktoken").read_bytes()
