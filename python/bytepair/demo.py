@@ -161,13 +161,14 @@ def run(vocab_sizes: Sequence[int] = (300, 600), out: TextIO | None = None) -> i
     say()
     say(f"Corpus:    {data.source}")
     say(
-        f"           {len(data.train)} documents, {len(text.encode('utf-8')):,} bytes, "
+        f"           {len(data.train)} documents to train on, {len(text.encode('utf-8')):,} bytes, "
         f"with {SPECIAL_TOKENS[0]} between documents"
     )
     names = ", ".join(data.held_out)
     say(
         _fill(
-            f"Held out:  {len(data.held_out)} documents ({names}), {held_bytes:,} bytes, "
+            f"Held out:  {len(data.held_out)} other documents, not trained on ({names}), "
+            f"{held_bytes:,} bytes, "
             "and a sentence written for this demo:"
         )
     )
