@@ -27,7 +27,7 @@ from typing import Union
 
 from . import _core
 from ._checks import integer
-from .formats._io import write_atomic
+from .formats._io import check_path, write_atomic
 
 __all__ = ["PretokenCounts"]
 
@@ -210,7 +210,7 @@ class PretokenCounts:
             OSError: the file cannot be written.
             TypeError: ``path`` is not a ``str`` or ``os.PathLike`` (bytes included).
         """
-        path = _check_path(path, "PretokenCounts.save takes the path to write")
+        path = check_path(path, "PretokenCounts.save takes the path to write")
         # as Tokenizer.save: a folder, "" or a missing folder is refused, naming the path,
         # before any temporary file is made (QA: a raw OSError naming the temporary file)
         write_atomic(path, self._serialize())
@@ -227,7 +227,7 @@ class PretokenCounts:
             TypeError: ``path`` is not a ``str`` or ``os.PathLike`` (bytes included).
             ValueError: not a counts file, or corrupt or truncated (the message says what).
         """
-        path = _check_path(path, "PretokenCounts.load takes the path of a counts file")
+        path = check_path(path, "PretokenCounts.load takes the path of a counts file")
         with open(path, "rb") as f:
             data = f.read()
         return cls._parse(data, path)
@@ -292,18 +292,6 @@ class PretokenCounts:
             raise bad(str(e)) from None
         core.long_pretokens = (long_count, longest)
         return cls._wrap(core, pattern, specials)
-
-
-def _check_path(path: object, what: str) -> str:
-    """``path`` as a ``str``: a ``str`` or ``os.PathLike`` of one, as ``Tokenizer.save`` and
-    ``bytepair.load`` take it; anything else is a ``TypeError`` beginning with ``what``.
-    (A bytes path was taken by load and failed in save with "Can't mix bytes and non-bytes
-    in path components"; an int was "expected str, bytes or os.PathLike object".)"""
-    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
-    if not isinstance(name, str):
-        hint = " (decode it: os.fsdecode(path))" if bytes in (type(path), type(name)) else ""
-        raise TypeError(f"{what} (a str or os.PathLike), not a {type(path).__name__}{hint}")
-    return name
 
 
 def _check_key(k: object) -> bytes:

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._io import check_path
+
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
@@ -177,13 +179,7 @@ def save(tok: Tokenizer, path: str | os.PathLike[str], format: str | None = None
     ``Tokenizer.save``."""
     from . import gpt2, hf, native, tiktoken
 
-    if not isinstance(path, (str, os.PathLike)):
-        # as load (a bytes path failed inside, on the suffix or in pathlib, by format)
-        hint = " (decode it: os.fsdecode(path))" if isinstance(path, bytes) else ""
-        raise TypeError(
-            f"save takes the path to write (a str or os.PathLike), not a {type(path).__name__}"
-            + hint
-        )
+    path = check_path(path, "save takes the path to write")
     if format is None:
         # (a name that says .tiktoken promises a rank file: tiktoken.load reads it as one)
         format = "tiktoken" if os.fspath(path).lower().endswith(".tiktoken") else "native"

@@ -19,6 +19,19 @@ PathLike = Union[str, "os.PathLike[str]"]
 # ----------------------------------------------------------------------------- writing
 
 
+def check_path(path: object, what: str) -> str:
+    """``path`` as a ``str``: a ``str`` or ``os.PathLike`` of one; anything else (bytes, an
+    int, None) is a ``TypeError`` beginning with ``what`` (``"save takes the path to write"``),
+    where it failed inside, differently by caller (a bytes path: "Can't mix bytes and
+    non-bytes in path components", or the suffix check's "endswith first arg must be bytes").
+    """
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(name, str):
+        hint = " (decode it: os.fsdecode(path))" if bytes in (type(path), type(name)) else ""
+        raise TypeError(f"{what} (a str or os.PathLike), not a {type(path).__name__}{hint}")
+    return name
+
+
 def write_atomic(path: PathLike, data: str | bytes) -> None:
     """Writes ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
