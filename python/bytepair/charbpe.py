@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from typing import Union
 
 from ._checks import refuse_mapping
+from .formats._io import check_path, write_atomic
 
 __all__ = ["PATTERN", "SPACE_MARKER", "CharBPE", "pretokenize", "train"]
 
@@ -305,10 +306,19 @@ class CharBPE:
         return text.replace(SPACE_MARKER, " ")
 
     def save(self, path: PathLike) -> None:
-        """Writes ``{"merge_rules": [[a, b], ...], "vocab": {token: id}}`` as UTF-8 JSON."""
+        """Writes ``{"merge_rules": [[a, b], ...], "vocab": {token: id}}`` as UTF-8 JSON,
+        atomically (a temporary file renamed over ``path``), as ``Tokenizer.save`` does: an
+        interrupted save leaves the old file or the new one, never half a file.
+
+        Raises:
+            IsADirectoryError: ``path`` is a folder.
+            FileNotFoundError: the folder of ``path`` does not exist.
+            OSError: the file cannot be written.
+            TypeError: ``path`` is not a ``str`` or ``os.PathLike`` (bytes included).
+        """
+        path = check_path(path, "CharBPE.save takes the path to write")
         doc = {"merge_rules": [list(p) for p in self.merge_rules], "vocab": self.vocab}
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, indent=1)
+        write_atomic(path, json.dumps(doc, ensure_ascii=False, indent=1))
 
     @classmethod
     def load(cls, path: PathLike) -> CharBPE:
@@ -318,6 +328,7 @@ class CharBPE:
             OSError: the file cannot be read.
             ValueError: it is not valid JSON of that shape (names the file and the key).
         """
+        path = check_path(path, "CharBPE.load takes the path of a file written by save")
         try:
             with open(path, encoding="utf-8") as f:
                 doc = json.load(f)

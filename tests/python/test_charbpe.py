@@ -8,6 +8,7 @@ Oracles: the notes' own result on UD English EWT (1108 tokens after 1000 merges 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -149,6 +150,35 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
         CharBPE.load(bad)
     with pytest.raises(FileNotFoundError):
         CharBPE.load(tmp_path / "missing.json")
+
+
+def test_save_is_atomic_and_checks_its_path(tmp_path: Path, monkeypatch) -> None:
+    # as Tokenizer.save: an interrupted save keeps the old file and leaves no temporary one
+    small = CharBPE([("a", "b")], {"a": 0, "b": 1, "ab": 2})
+    other = CharBPE([("b", "a")], {"a": 0, "b": 1, "ba": 2})
+    path = tmp_path / "bpe.json"
+    small.save(path)
+    before = path.read_bytes()
+
+    def fail(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", fail)
+    with pytest.raises(KeyboardInterrupt):
+        other.save(path)
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == ["bpe.json"] and path.read_bytes() == before
+    other.save(str(path))  # a str path too
+    assert CharBPE.load(str(path)).merge_rules == [("b", "a")]
+    for bad in (bytes(path), None, 3):
+        with pytest.raises(TypeError, match="CharBPE.save takes the path to write"):
+            small.save(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="CharBPE.load takes the path"):
+            CharBPE.load(bad)  # type: ignore[arg-type]
+    with pytest.raises(IsADirectoryError):
+        small.save(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        small.save(tmp_path / "no such folder" / "bpe.json")
 
 
 # ----------------------------------------------- the limits, and how byte-level BPE lifts them
