@@ -633,6 +633,26 @@ def test_reference_train_bpe_refuses_a_file_name(tmp_path: Path) -> None:
     assert merges == bp.train_bpe(corpus, 259)[1] == [(b"o", b"w"), (b"l", b"ow"), (b" ", b"low")]
 
 
+def test_reference_trainers_refuse_a_dict_of_counts() -> None:
+    # iterating {word: count} gives the words: the counts were silently dropped
+    from bytepair import reference
+
+    vocab, merges = reference.train_bpe(["low", "low", "lower"], 258)
+    base = (dict(vocab), list(merges))
+    for train in (
+        lambda t: reference.train_bpe(t, 258),
+        lambda t: reference.train_bpe_continue(*base, t, 259),
+    ):
+        with pytest.raises(TypeError, match="not a dict: .*bytepair.train_from_counts"):
+            train({"low": 2, "lower": 1})
+    # the keys as texts, when asked for: each pair of "low" and "lower" twice, the tie going
+    # to the greater pair (o, w)
+    assert reference.train_bpe(iter({"low": 2, "lower": 1}), 258)[1] == [
+        (b"o", b"w"),
+        (b"l", b"ow"),
+    ]
+
+
 def test_cli_tokenizer_by_encoding_name(
     data_dir: Path, local_encodings: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

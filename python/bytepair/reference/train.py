@@ -30,6 +30,7 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from .._checks import refuse_mapping
 from .pretokenize import pretokenize, split_special
 
 Pair = tuple[int, int]
@@ -146,15 +147,7 @@ def train_bpe(
             f"vocab_size={vocab_size} is too small: it must be at least 256 (single bytes) + "
             f"{len(special_tokens)} (special tokens) = {256 + len(special_tokens)}"
         )
-    if isinstance(text_or_texts, os.PathLike) or _is_a_file_name(text_or_texts):
-        # bytepair.train_bpe takes a path and this one text: name the mix-up, do not train
-        # on the 20 characters of a file name
-        name = os.fspath(text_or_texts)  # type: ignore[arg-type]
-        raise TypeError(
-            f"train_bpe takes the corpus text, and {name!r} is the name "
-            "of a file: pass its text, or use train_bpe_file(path)"
-        )
-    texts = [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
+    texts = _texts(text_or_texts)
 
     # ids 0..255 are the single bytes, then the special tokens in the order given
     vocab: dict[int, bytes] = {b: bytes([b]) for b in range(256)}
@@ -169,6 +162,30 @@ def train_bpe(
     freqs: list[int] = list(pretoken_counts.values())
     merges = merge_loop(words, freqs, vocab, vocab_size, min_frequency, max_token_length)
     return vocab, merges
+
+
+def _texts(text_or_texts: str | Iterable[str]) -> Iterable[str]:
+    """The texts of ``train_bpe``'s first argument: one ``str``, or an iterable of them.
+
+    Raises:
+        TypeError: a file name or path (``train_bpe_file`` reads files), or a dict (its keys
+            would be trained on and its counts dropped).
+    """
+    if isinstance(text_or_texts, os.PathLike) or _is_a_file_name(text_or_texts):
+        # bytepair.train_bpe takes a path and this one text: name the mix-up, do not train
+        # on the 20 characters of a file name
+        name = os.fspath(text_or_texts)  # type: ignore[arg-type]
+        raise TypeError(
+            f"train_bpe takes the corpus text, and {name!r} is the name "
+            "of a file: pass its text, or use train_bpe_file(path)"
+        )
+    refuse_mapping(
+        "text_or_texts",
+        text_or_texts,
+        "a str or an iterable of str",
+        "for counts you already have (pre-token -> count), train with bytepair.train_from_counts",
+    )
+    return [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
 
 
 def merge_loop(
@@ -283,15 +300,7 @@ def train_bpe_continue(
     base = ReferenceTokenizer(vocab, merges, special_tokens, pattern)
     if vocab_size < max(vocab) + 1:
         raise ValueError(f"vocab_size={vocab_size} is below the {max(vocab) + 1} existing ids")
-    if isinstance(text_or_texts, os.PathLike) or _is_a_file_name(text_or_texts):
-        # bytepair.train_bpe takes a path and this one text: name the mix-up, do not train
-        # on the 20 characters of a file name
-        name = os.fspath(text_or_texts)  # type: ignore[arg-type]
-        raise TypeError(
-            f"train_bpe takes the corpus text, and {name!r} is the name "
-            "of a file: pass its text, or use train_bpe_file(path)"
-        )
-    texts = [text_or_texts] if isinstance(text_or_texts, str) else text_or_texts
+    texts = _texts(text_or_texts)
     pretoken_counts = count_pretokens(texts, special_tokens, pattern)
     words = [base._encode_piece(piece) for piece in pretoken_counts]
     freqs = list(pretoken_counts.values())
