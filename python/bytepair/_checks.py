@@ -53,6 +53,11 @@ def count_option(
     return n
 
 
+# Values that iterate as characters or byte values, never as token ids: refused wherever ids
+# are taken (bytes read as ids decoded b"ab" to GPT-2's ids 97 and 98, "bc").
+TEXT_TYPES = (str, bytes, bytearray)
+
+
 def not_ids(name: str, ids: object, kind: str) -> TypeError:
     """The ``TypeError`` for an argument ``name`` that should hold token ids and does not
     (one int, a ``str``, bytes, None, ...): one wording for every method that takes ids.

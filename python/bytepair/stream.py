@@ -12,7 +12,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Callable
 
-from ._checks import not_ids
+from ._checks import TEXT_TYPES, not_ids
 
 __all__ = ["StreamDecoder"]
 
@@ -46,7 +46,7 @@ class StreamDecoder:
         """
         # (decode(5) said "'int' object is not iterable"; b"ab" was decoded as ids 97, 98)
         try:
-            if isinstance(ids, (str, bytes, bytearray)):
+            if isinstance(ids, TEXT_TYPES):
                 raise TypeError
             each = iter(ids)
         except TypeError:

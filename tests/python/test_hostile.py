@@ -128,6 +128,27 @@ def test_stream_decoder_takes_only_ids(gpt2: bytepair.Tokenizer) -> None:
         gpt2.decode(b"ab")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("text", ["ab", b"ab", bytearray(b"ab")], ids=type)
+def test_no_method_reads_text_as_ids(gpt2: bytepair.Tokenizer, text: object) -> None:
+    # decode_bytes and decode_tokens_bytes read a bytearray's bytes as the ids 97, 98 where
+    # the stream decoder refused it: one rule for every method that takes ids
+    shown = type(text).__name__
+    for call, name, kind in [
+        (gpt2.decode, "ids", "a sequence"),
+        (gpt2.decode_bytes, "ids", "a sequence"),
+        (gpt2.decode_with_offsets, "ids", "an iterable"),
+        (lambda ids: gpt2.decode_batch([[31373], ids]), "batch[1]", "a sequence"),
+        (lambda ids: gpt2.decode_bytes_batch([[31373], ids]), "batch[1]", "a sequence"),
+        (gpt2.decode_tokens_bytes, "ids", "an iterable"),
+        (gpt2.stream_decoder().decode, "ids", "an iterable"),
+    ]:
+        with pytest.raises(TypeError) as e:
+            call(text)
+        assert str(e.value) == f"{name} must be {kind} of token ids (ints), not {shown}", call
+    with pytest.raises(TypeError, match=f"^batch must be a sequence of id lists, not {shown}$"):
+        gpt2.decode_batch(text)  # type: ignore[arg-type]
+
+
 def test_decode_of_no_id_sequence_names_ids(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
     # decode(5) said pyo3's "'int' object is not an instance of 'Sequence'", naming no
     # argument: a TypeError worded as the stream decoder's. tiktoken refuses the same values
