@@ -540,7 +540,7 @@ class Tokenizer:
         names = _token_set("disallowed_special", disallowed_special)
         if names <= self._special_set:
             return None
-        return _search_for(frozenset(n for n in names if isinstance(n, str) and n))
+        return _search_for(frozenset(n for n in names if n))
 
     def _check_special_names(self, names: AllowedSpecial) -> None:
         """Raises ``ValueError`` if a name of ``names`` (or ``"all"``) is not a special token
@@ -1062,11 +1062,27 @@ def _token_set(name: str, tokens: object) -> frozenset[str]:
             f"{tokens!r} (write {{{tokens!r}}})"
         )
     try:
-        return frozenset(tokens)  # type: ignore[call-overload]
+        names = frozenset(tokens)  # type: ignore[call-overload]
     except TypeError:
         raise TypeError(
             f'{name} must be "all" or a collection of strings, got {type(tokens).__name__}'
         ) from None
+    # (tiktoken raises for an item that is no str; {5} or {b"<|endoftext|>"} was ignored here)
+    bad = _first_non_str(names)
+    if bad is not None:
+        raise TypeError(
+            f'{name} must be "all" or a collection of special-token strings; it holds '
+            f"{bad[0]!r}, a {type(bad[0]).__name__}"
+        )
+    return names
+
+
+@functools.lru_cache(maxsize=64)
+def _first_non_str(names: frozenset[object]) -> tuple[object] | None:
+    """The first item of ``names`` that is no ``str`` (in a tuple), or None. Cached: a
+    thousand allowed names given again as the same frozenset are checked once, not on every
+    encode (a frozenset keeps its hash)."""
+    return next(((t,) for t in names if not isinstance(t, str)), None)
 
 
 def _read_once(

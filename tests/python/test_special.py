@@ -295,6 +295,26 @@ def test_empty_string_disallowed_refuses_every_text_as_in_tiktoken(data_dir: Pat
 
 
 @pytest.mark.usefixtures("local_encodings")
+def test_policy_items_that_are_no_str_raise_as_in_tiktoken(data_dir: Path) -> None:
+    # {5} or {b"<|endoftext|>"} was ignored here (the bytes one looks like allowing the
+    # token); tiktoken raises TypeError: so does every encode method, naming the item
+    enc = oracles.tiktoken_encoding(data_dir, "cl100k_base")
+    tok = bytepair.get_encoding("cl100k_base")
+    text = "hello"
+    for bad in ({5}, [EOT, b"<|endoftext|>"], (None,), frozenset({EOT, 2.5})):
+        for kw in ("allowed_special", "disallowed_special"):
+            with pytest.raises(TypeError):
+                enc.encode(text, **{kw: bad})
+            for encode in _every_encode(tok):
+                with pytest.raises(TypeError, match=f"^{kw} must be .*special-token strings; it"):
+                    encode(text, **{kw: bad})
+    # the same names as strings go through; checked once per frozenset, not per call
+    names = frozenset({EOT, "<|not a token|>"})
+    text = f"hello {EOT}"
+    assert tok.encode(text, allowed_special=names) == enc.encode(text, allowed_special=names)
+
+
+@pytest.mark.usefixtures("local_encodings")
 def test_none_policies_as_in_tiktoken(data_dir: Path, tmp_path: Path) -> None:
     enc = oracles.tiktoken_encoding(data_dir, "cl100k_base")
     tok = bytepair.get_encoding("cl100k_base")
