@@ -270,7 +270,9 @@ def train_from_counts(
     opts: _MergeOptions = {"min_frequency": min_frequency, "max_token_length": max_token_length}
     if base is not None:
         vocab_size = _as_vocab_size(vocab_size)
-        if not base.n_vocab <= vocab_size < 2**32:
+        if vocab_size >= 2**32:  # (said first: QA got "4294967296 is below the 10000 ids")
+            raise ValueError(f"vocab_size {vocab_size} is too large: ids are 32-bit")
+        if vocab_size < base.n_vocab:
             raise ValueError(
                 f"vocab_size {vocab_size} is below the {base.n_vocab} ids the base tokenizer has"
             )

@@ -278,6 +278,13 @@ def test_vocab_size_too_large_for_the_core(size: int) -> None:
     with pytest.raises(ValueError) as e:
         bytepair.train(iter(["ab"]), size)
     assert mentions(str(e.value), size), str(e.value)
+    # continuing from a base: the same message (QA: "4294967296 is below the 257 ids the base
+    # tokenizer has")
+    base = bytepair.train(iter(["ab"]), 257)
+    with pytest.raises(ValueError, match=f"^vocab_size {size} is too large: ids are 32-bit$"):
+        bytepair.train(iter(["abc"]), size, base=base)
+    with pytest.raises(ValueError, match="^vocab_size 256 is below the 257 ids the base"):
+        bytepair.train(iter(["abc"]), 256, base=base)
 
 
 @pytest.mark.parametrize(
