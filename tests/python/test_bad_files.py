@@ -893,8 +893,26 @@ def test_interrupted_save_keeps_old_files(tok, fmt, patch, call, tmp_path, monke
 
 
 def test_interrupted_first_save_leaves_nothing(tok, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(_io.os, "fsync", _fail_on_call(3, os.fsync))  # the third gpt2 file
+    real_fsync = os.fsync
+    monkeypatch.setattr(_io.os, "fsync", _fail_on_call(3, real_fsync))  # the third gpt2 file
     with pytest.raises(Interrupted):
         tok.save(tmp_path / "model", format="gpt2")
+    # nor the folders it made (QA: a full disk left an empty one), folders there before kept
+    (tmp_path / "kept").mkdir()
+    for model in (tmp_path / "a" / "b" / "model", tmp_path / "kept" / "model"):
+        monkeypatch.setattr(_io.os, "fsync", _fail_on_call(3, real_fsync))
+        with pytest.raises(Interrupted):
+            tok.save(model, format="gpt2")
     monkeypatch.undo()
-    assert os.listdir(tmp_path / "model") == []
+    assert os.listdir(tmp_path) == ["kept"] and os.listdir(tmp_path / "kept") == []
+
+
+@pytest.mark.parametrize("fmt", [None, "native", "tiktoken", "hf"])
+def test_a_file_format_refuses_a_path_ending_in_a_separator(tok, fmt, tmp_path: Path) -> None:
+    # QA: save("t.tiktoken/") wrote a native JSON file named t.tiktoken
+    for name in ("t.tiktoken/", "t.json/", "new/"):
+        with pytest.raises(IsADirectoryError, match="ends with a path separator"):
+            tok.save(f"{tmp_path}{os.sep}{name}", format=fmt)
+    assert os.listdir(tmp_path) == []
+    tok.save(str(tmp_path / "folder") + "/", format="gpt2")  # the folder format takes one
+    assert bytepair.load(tmp_path / "folder").vocab == tok.vocab

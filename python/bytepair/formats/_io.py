@@ -39,8 +39,15 @@ def write_atomic(path: PathLike, data: str | bytes) -> None:
     never half a file, and no temporary file behind.
 
     Raises:
+        IsADirectoryError: ``path`` is a folder, or ends with a path separator (``"t.json/"``
+            names a folder; it wrote a file ``t.json``).
         OSError: the folder cannot be written (the error names ``path``).
     """
+    name = os.fspath(path)
+    if name.endswith(tuple(s for s in (os.sep, os.altsep) if s)):
+        raise IsADirectoryError(
+            21, "names a folder (it ends with a path separator); a file is written here", name
+        )
     write_atomic_many({Path(path): data})
 
 

@@ -127,19 +127,30 @@ def write(tok: Tokenizer, folder: PathLike) -> None:
     check_reachable(vocab, merges, specials, "cannot write GPT-2 files")
     check_dense(vocab, specials, "cannot write GPT-2 files")
     check_no_duplicate_tokens(vocab, "cannot write GPT-2 files")
-    folder.mkdir(parents=True, exist_ok=True)
     # special tokens too, as GPT-2 has <|endoftext|> (ASCII but for the space is as is)
     encoder = {_text(b): i for i, b in sorted(vocab.items())}
     lines = ["#version: 0.2"] + [f"{_text(a)} {_text(b)}" for a, b in merges]
     sidecar = {"format": SIDECAR_FORMAT, "version": 1, "pattern": tok.pattern}
     sidecar["special_tokens"] = specials
-    write_atomic_many(
-        {
-            folder / VOCAB: dump_json(encoder, indent=None),
-            folder / MERGES: "\n".join(lines) + "\n",
-            folder / SIDECAR: dump_json(sidecar),
-        }
-    )
+    # the folders this save makes, outermost first: taken away again if it fails (QA: a
+    # full disk left an empty folder behind)
+    made = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        write_atomic_many(
+            {
+                folder / VOCAB: dump_json(encoder, indent=None),
+                folder / MERGES: "\n".join(lines) + "\n",
+                folder / SIDECAR: dump_json(sidecar),
+            }
+        )
+    except BaseException:
+        for p in reversed(made):
+            try:
+                p.rmdir()  # (only if still empty: another process may have put files there)
+            except OSError:
+                break
+        raise
 
 
 def _files(folder: Path) -> tuple[Path, Path] | None:
