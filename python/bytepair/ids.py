@@ -565,7 +565,10 @@ def _write_json_atomic(path: str, doc: dict[str, Any]) -> None:
 def _temporary_file(path: str) -> tuple[int, str]:
     """A new file beside ``path`` to rename over it, with the permissions ``open`` gives."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    except OSError as e:  # name the file asked for (QA: "/ro/x.npy.9elv6ic3.tmp: Read-only ...")
+        raise type(e)(e.errno, e.strerror, path) from None
     os.chmod(tmp, new_file_mode())
     return fd, tmp
 

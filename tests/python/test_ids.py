@@ -161,6 +161,22 @@ def test_iterable_of_texts_without_eot(story_tok: bytepair.Tokenizer, tmp_path: 
     assert info["n_documents"] == 3
 
 
+def test_unwritable_folder_names_the_output(
+    story_tok: bytepair.Tokenizer, tmp_path: Path, monkeypatch
+) -> None:
+    # QA: a read-only folder gave "/ro/x.npy.9elv6ic3.tmp: Read-only file system", naming
+    # the temporary file (as root, a chmod'ed folder is writable: the failure is simulated)
+    def read_only(prefix: str, suffix: str, dir: str) -> tuple[int, str]:
+        raise OSError(30, "Read-only file system", os.path.join(dir, prefix + "x1y2.tmp"))
+
+    monkeypatch.setattr(ids_mod.tempfile, "mkstemp", read_only)
+    out = tmp_path / "ids.npy"
+    with pytest.raises(OSError) as e:
+        bytepair.encode_to_file(story_tok, iter(["a story"]), out, progress=False)
+    assert (e.value.errno, e.value.filename) == (30, str(out))
+    assert str(e.value) == f"[Errno 30] Read-only file system: {str(out)!r}"
+
+
 def test_custom_pattern_streams_long_documents(tmp_path: Path, small_units: None) -> None:
     text = ("word, word; number 12345!\n" * 400) + "tail"
     tok = bytepair.train(iter([text]), 300, pattern=r"\w+|[^\w]", special_tokens=[EOT])
