@@ -552,6 +552,22 @@ def test_deeply_nested_json(tmp_path: Path) -> None:
     assert str(path) in str(e.value)
 
 
+@pytest.mark.parametrize("where", ["vocab.json", "tok.json"])
+def test_json_int_of_thousands_of_digits(tmp_path: Path, where: str) -> None:
+    # Python refuses to parse ints of over 4300 digits with a bare ValueError ("Exceeds the
+    # limit"): the message names the file, as every other load error does (QA)
+    path = tmp_path / where
+    huge = "9" * 5000
+    if where == "vocab.json":  # a GPT-2 folder
+        (tmp_path / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+        path.write_text('{"a": ' + huge + "}", encoding="utf-8")
+    else:
+        path.write_text('{"format": "bytepair", "vocab": [[' + huge + ', "a"]]}', "utf-8")
+    with pytest.raises(ValueError) as e:
+        bytepair.load(tmp_path if where == "vocab.json" else path)
+    assert str(path) in str(e.value) and "4300" in str(e.value), str(e.value)
+
+
 def test_sparse_huge_id_does_not_kill_the_interpreter(native_doc: dict, tmp_path: Path) -> None:
     # A 32-bit id far beyond the vocabulary (one flipped digit in an edited file) must give a
     # ValueError or a working tokenizer -- never an abort. The core used to size a dense

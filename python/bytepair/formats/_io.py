@@ -158,6 +158,8 @@ def parse_json(data: bytes, path: PathLike) -> Any:
         raise ValueError(f"{path}: not valid JSON ({e})") from None
     except RecursionError:
         raise ValueError(f"{path}: not a tokenizer file (JSON nested too deeply)") from None
+    except ValueError as e:  # (an int of over 4300 digits: Python's limit on int parsing)
+        raise ValueError(f"{path}: not a tokenizer file ({e})") from None
 
 
 def read_json(path: PathLike) -> Any:
