@@ -158,10 +158,15 @@ def iter_chunks(
             a string: the message names the file, line and key), a parquet file without
             the column, or a bad ``errors`` value.
         TypeError: an item of an iterator is not a ``str``; ``inputs`` is ``bytes`` or a
-            dict (any mapping: its keys are not taken as the documents).
+            dict (any mapping: its keys are not taken as the documents); ``blank_line_docs``
+            is not a ``bool``.
         ImportError: a zstd or parquet file without ``zstandard`` / ``pyarrow`` installed.
     """
     errors = _check_errors(errors)
+    if not isinstance(blank_line_docs, bool):  # (QA: "yes" was true, and "no" would be too)
+        raise TypeError(
+            f"blank_line_docs must be True or False, not {type(blank_line_docs).__name__}"
+        )
     paths = expand_paths(inputs)
     if paths is None:
         return _iter_texts(inputs)  # type: ignore[arg-type]

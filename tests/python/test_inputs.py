@@ -10,6 +10,7 @@ import bz2
 import gzip
 import json
 import lzma
+import os
 import re
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import bytepair
 from bytepair import inputs, train
 from bytepair.inputs import CorpusDecodeError, iter_chunks
 
@@ -196,6 +198,15 @@ def test_blank_line_documents_by_hand(tmp_path: Path) -> None:
     ]
     path.write_text("only\n   ", encoding="utf-8")  # a last blank line without its newline
     assert docs_of(iter_chunks(path, blank_line_docs=True)) == ["only\n"]
+    # a flag, not any truthy value (QA: "yes" was read as True, so "no" would have been too)
+    for bad in ("no", "yes", 1, None):
+        with pytest.raises(TypeError, match="^blank_line_docs must be True or False, not "):
+            iter_chunks(path, blank_line_docs=bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="^blank_line_docs must be True or False"):
+            bytepair.encode_to_file(
+                bytepair.train(iter(["ab"]), 257), path, tmp_path / "x.npy", blank_line_docs=bad
+            )
+    assert sorted(os.listdir(tmp_path)) == ["docs.txt"]
 
 
 @given(
