@@ -719,6 +719,24 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ids_of(tok: Tokenizer, name: str) -> str:
+    """The ids ``tok`` has, for an unknown id's message: ``0 to n_vocab - 1``, and those in
+    between that are no token (QA: "cl100k_base has ids 0 to 100276", where 100256 is none)."""
+    top = tok.n_vocab - 1
+    unused = sorted(set(range(top + 1)) - set(tok.vocab)) if len(tok.vocab) <= top else []
+    runs: list[str] = []
+    for i in unused:
+        if runs and int(runs[-1].rpartition("-")[2]) == i - 1:
+            runs[-1] = f"{runs[-1].partition('-')[0]}-{i}"
+        else:
+            runs.append(str(i))
+    but = ""
+    if runs:
+        shown = ", ".join(runs[:3]) + (", ..." if len(runs) > 3 else "")
+        but = f", but {len(unused)} of them are no token: {shown}"
+    return f"the tokenizer {name} has ids 0 to {top}{but}"
+
+
 def _cmd_decode(args: argparse.Namespace) -> int:
     tok = _load_tokenizer(args.tokenizer)
     name = args.input or "<stdin>"
@@ -731,9 +749,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
             data = tok.decode_bytes(batch)
         except KeyError as e:
             msg = e.args[0] if e.args else str(e)
-            raise CLIError(
-                f"{name}: {msg} (the tokenizer {args.tokenizer} has ids 0 to {tok.n_vocab - 1})"
-            ) from None
+            raise CLIError(f"{name}: {msg} ({_ids_of(tok, args.tokenizer)})") from None
         if out is not None:
             out.write(data)
         else:  # a text-only stdout (embedding, tests): the closest we can do
@@ -755,8 +771,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         if len(word) > 10:  # ids are 32-bit: more digits can only be unknown
             shown = word[:40].decode("ascii") + ("..." if len(word) > 40 else "")
             raise CLIError(
-                f"{name}: word {n}: unknown token id {shown} "
-                f"(the tokenizer {args.tokenizer} has ids 0 to {tok.n_vocab - 1})"
+                f"{name}: word {n}: unknown token id {shown} ({_ids_of(tok, args.tokenizer)})"
             )
         batch.append(int(word))
         if len(batch) >= _DECODE_IDS:

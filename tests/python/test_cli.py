@@ -716,6 +716,21 @@ def test_decode_unknown_id(
     )
 
 
+@pytest.mark.usefixtures("local_encodings")
+def test_decode_unknown_id_names_the_ids_that_are_no_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # QA: "cl100k_base has ids 0 to 100276", yet 100256 is none: the gaps are named too
+    # (cl100k_base: tokens 0..100255, special tokens 100257..100260 and 100276)
+    for word in ("100256", "100270", "100277"):
+        set_stdin(monkeypatch, f"9906 {word}".encode())
+        assert main(["decode", "-t", "cl100k_base"]) == 1
+        assert one_error_line(capsys.readouterr().err) == (
+            f"bytepair: error: <stdin>: unknown token id {word} (the tokenizer cl100k_base has "
+            "ids 0 to 100276, but 16 of them are no token: 100256, 100261-100275)"
+        )
+
+
 @pytest.mark.parametrize(
     ("data", "word"),
     [(b"104 hi 105", "word 2 is 'hi'"), (b"1\n-5", "word 2 is '-5'"), (b"1.0", "word 1 is '1.0'")],
