@@ -903,6 +903,17 @@ def test_interrupted_first_save_leaves_nothing(tok, tmp_path: Path, monkeypatch)
         monkeypatch.setattr(_io.os, "fsync", _fail_on_call(3, real_fsync))
         with pytest.raises(Interrupted):
             tok.save(model, format="gpt2")
+    # a folder that cannot be made, below two that were: those two taken away as well
+    real_mkdir = os.mkdir
+
+    def no_model(path, *args, **kwargs):
+        if os.path.basename(path) == "model":
+            raise PermissionError(13, "Permission denied", path)
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", no_model)
+    with pytest.raises(PermissionError):
+        tok.save(tmp_path / "c" / "d" / "model", format="gpt2")
     monkeypatch.undo()
     assert os.listdir(tmp_path) == ["kept"] and os.listdir(tmp_path / "kept") == []
 

@@ -135,8 +135,8 @@ def write(tok: Tokenizer, folder: PathLike) -> None:
     # the folders this save makes, outermost first: taken away again if it fails (QA: a
     # full disk left an empty folder behind)
     made = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
-    folder.mkdir(parents=True, exist_ok=True)
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         write_atomic_many(
             {
                 folder / VOCAB: dump_json(encoder, indent=None),
@@ -145,9 +145,10 @@ def write(tok: Tokenizer, folder: PathLike) -> None:
             }
         )
     except BaseException:
-        for p in reversed(made):
+        for p in reversed(made):  # (innermost first; one the failure never made is skipped)
             try:
-                p.rmdir()  # (only if still empty: another process may have put files there)
+                if p.is_dir():
+                    p.rmdir()  # (only if still empty: another process may have put files there)
             except OSError:
                 break
         raise
