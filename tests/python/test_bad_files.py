@@ -907,7 +907,9 @@ def test_interrupted_first_save_leaves_nothing(tok, tmp_path: Path, monkeypatch)
     real_mkdir = os.mkdir
 
     def no_model(path, *args, **kwargs):
-        if os.path.basename(path) == "model":
+        # (once its parent exists: before, mkdir fails for the missing parent, which
+        # pathlib then makes)
+        if os.path.basename(path) == "model" and os.path.isdir(os.path.dirname(path)):
             raise PermissionError(13, "Permission denied", path)
         return real_mkdir(path, *args, **kwargs)
 
