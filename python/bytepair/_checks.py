@@ -10,7 +10,8 @@ messages name the argument.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 
 def integer(value: object) -> int | None:
@@ -56,6 +57,17 @@ def count_option(
 # Values that iterate as characters or byte values, never as token ids: refused wherever ids
 # are taken (bytes read as ids decoded b"ab" to GPT-2's ids 97 and 98, "bc").
 TEXT_TYPES = (str, bytes, bytearray)
+
+
+def iter_ids(name: str, ids: object) -> Iterator[Any]:
+    """An iterator over ``ids``, an iterable of token ids; one int, text (``TEXT_TYPES``),
+    None or anything not iterable is the ``TypeError`` of ``not_ids`` naming ``name``."""
+    try:
+        if isinstance(ids, TEXT_TYPES):
+            raise TypeError
+        return iter(ids)  # type: ignore[call-overload, no-any-return]
+    except TypeError:
+        raise not_ids(name, ids, "an iterable") from None
 
 
 def not_ids(name: str, ids: object, kind: str) -> TypeError:

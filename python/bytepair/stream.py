@@ -12,7 +12,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Callable
 
-from ._checks import TEXT_TYPES, not_ids
+from ._checks import iter_ids
 
 __all__ = ["StreamDecoder"]
 
@@ -45,13 +45,7 @@ class StreamDecoder:
                 ``Tokenizer.decode`` refuses them: their values are no token ids).
         """
         # (decode(5) said "'int' object is not iterable"; b"ab" was decoded as ids 97, 98)
-        try:
-            if isinstance(ids, TEXT_TYPES):
-                raise TypeError
-            each = iter(ids)
-        except TypeError:
-            raise not_ids("ids", ids, "an iterable") from None
-        return self._utf8.decode(self._decode_bytes(list(each)))
+        return self._utf8.decode(self._decode_bytes(list(iter_ids("ids", ids))))
 
     def flush(self) -> str:
         """Ends the stream: returns what is held back, decoded with ``errors`` (an incomplete

@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from . import _core
-from ._checks import TEXT_TYPES, count_option, integer, not_ids, refuse_mapping
+from ._checks import TEXT_TYPES, count_option, integer, iter_ids, not_ids, refuse_mapping
 from .stream import StreamDecoder
 
 if TYPE_CHECKING:
@@ -841,13 +841,7 @@ class Tokenizer:
             KeyError: an id is not in the vocabulary.
             TypeError: ``ids`` is not an iterable of ids (one int, a ``str``, bytes, None).
         """
-        try:
-            if isinstance(ids, TEXT_TYPES):
-                raise TypeError
-            each = iter(ids)
-        except TypeError:
-            raise not_ids("ids", ids, "an iterable") from None
-        return [self.decode_single_token_bytes(t) for t in each]
+        return [self.decode_single_token_bytes(t) for t in iter_ids("ids", ids)]
 
     def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
         """The text of ``ids`` and, for each token, the offset (in characters) in that text
