@@ -38,7 +38,6 @@ import os
 import re
 import stat
 import struct
-import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -49,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Union
 import regex
 
 from . import _core
-from .formats._io import new_file_mode, replaceable_path
+from .formats._io import replaceable_path, temporary_beside
 from .inputs import expand_paths, file_format, is_stream, iter_chunks
 
 if TYPE_CHECKING:
@@ -563,14 +562,8 @@ def _write_json_atomic(path: str, doc: dict[str, Any]) -> None:
 
 
 def _temporary_file(path: str) -> tuple[int, str]:
-    """A new file beside ``path`` to rename over it, with the permissions ``open`` gives."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    except OSError as e:  # name the file asked for (QA: "/ro/x.npy.9elv6ic3.tmp: Read-only ...")
-        raise type(e)(e.errno, e.strerror, path) from None
-    os.chmod(tmp, new_file_mode())
-    return fd, tmp
+    """A new file beside ``path`` to rename over it (``formats._io.temporary_beside``)."""
+    return temporary_beside(path, os.path.basename(path) + ".")
 
 
 def _plain_text_bytes(paths: list[str] | None) -> int | None:

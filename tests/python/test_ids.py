@@ -169,7 +169,7 @@ def test_unwritable_folder_names_the_output(
     def read_only(prefix: str, suffix: str, dir: str) -> tuple[int, str]:
         raise OSError(30, "Read-only file system", os.path.join(dir, prefix + "x1y2.tmp"))
 
-    monkeypatch.setattr(ids_mod.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
     out = tmp_path / "ids.npy"
     with pytest.raises(OSError) as e:
         bytepair.encode_to_file(story_tok, iter(["a story"]), out, progress=False)

@@ -88,6 +88,23 @@ def replaceable_path(path: PathLike) -> Path:
     return real
 
 
+def temporary_beside(path: PathLike, prefix: str) -> tuple[int, str]:
+    """A new file (open descriptor, name) in the folder of ``path``, to be renamed over it,
+    with the permissions ``open`` gives a new file (``mkstemp`` makes 0600).
+
+    Raises:
+        OSError: the folder cannot be written; the error names ``path``, the file asked
+            for, not the temporary one (QA: "/ro/x.npy.9elv6ic3.tmp: Read-only file system").
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
+    os.fchmod(fd, new_file_mode())
+    return fd, tmp
+
+
 def write_atomic_many(files: dict[Path, str | bytes]) -> None:
     """Writes several files as ``write_atomic`` does, all temporary files first.
 
@@ -100,14 +117,8 @@ def write_atomic_many(files: dict[Path, str | bytes]) -> None:
     try:
         for path, data in files.items():
             raw = data.encode("utf-8") if isinstance(data, str) else data
-            try:
-                fd, tmp = tempfile.mkstemp(
-                    prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or "."
-                )
-            except OSError as e:  # name the file asked for, not the temporary one
-                raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
+            fd, tmp = temporary_beside(path, f".{path.name}.")
             temps.append((tmp, path))
-            os.fchmod(fd, new_file_mode())  # mkstemp makes 0600; a saved file is like open()'s
             with os.fdopen(fd, "wb") as f:
                 f.write(raw)
                 f.flush()
