@@ -269,9 +269,8 @@ def train_from_counts(
             raise ValueError(f"max_token_length must be at least 2 bytes, got {max_token_length}")
     opts: _MergeOptions = {"min_frequency": min_frequency, "max_token_length": max_token_length}
     if base is not None:
+        # (too large said first: QA got "4294967296 is below the 10000 ids the base has")
         vocab_size = _as_vocab_size(vocab_size)
-        if vocab_size >= 2**32:  # (said first: QA got "4294967296 is below the 10000 ids")
-            raise ValueError(f"vocab_size {vocab_size} is too large: ids are 32-bit")
         if vocab_size < base.n_vocab:
             raise ValueError(
                 f"vocab_size {vocab_size} is below the {base.n_vocab} ids the base tokenizer has"
@@ -502,9 +501,13 @@ def train_bpe(
 
 
 def _as_vocab_size(vocab_size: object) -> int:
+    """``vocab_size`` as an int below 2**32 (TypeError, ValueError); the lower bound is the
+    caller's."""
     n = integer(vocab_size)
     if n is None:
         raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+    if n >= 2**32:
+        raise ValueError(f"vocab_size {n} is too large: ids are 32-bit")
     return n
 
 
@@ -515,8 +518,6 @@ def _check_vocab_size(vocab_size: object, specials: list[str]) -> int:
             f"vocab_size {vocab_size} is below 256 bytes + {len(specials)} special token(s) "
             f"= {256 + len(specials)}"
         )
-    if vocab_size >= 2**32:
-        raise ValueError(f"vocab_size {vocab_size} is too large: ids are 32-bit")
     return vocab_size
 
 
