@@ -54,16 +54,22 @@ def count_option(
     return n
 
 
-# Values that iterate as characters or byte values, never as token ids: refused wherever ids
-# are taken (bytes read as ids decoded b"ab" to GPT-2's ids 97 and 98, "bc").
-TEXT_TYPES = (str, bytes, bytearray)
+def is_text(value: object) -> bool:
+    """Whether ``value`` iterates as characters or byte values, never as token ids: a
+    ``str``, ``bytes``, ``bytearray`` or a memoryview of bytes (a memoryview of an int array
+    holds ids). Refused wherever ids are taken: bytes read as ids decoded b"ab" to GPT-2's
+    ids 97 and 98, "bc"."""
+    if isinstance(value, memoryview):
+        return value.format in ("B", "b", "c")
+    return isinstance(value, (str, bytes, bytearray))
 
 
 def iter_ids(name: str, ids: object) -> Iterator[Any]:
-    """An iterator over ``ids``, an iterable of token ids; one int, text (``TEXT_TYPES``),
-    None or anything not iterable is the ``TypeError`` of ``not_ids`` naming ``name``."""
+    """An iterator over ``ids``, an iterable of token ids; one int, text (``is_text``), a
+    dict (its keys would be read as the ids), None or anything not iterable is the
+    ``TypeError`` of ``not_ids`` naming ``name``."""
     try:
-        if isinstance(ids, TEXT_TYPES):
+        if is_text(ids) or isinstance(ids, Mapping):
             raise TypeError
         return iter(ids)  # type: ignore[call-overload, no-any-return]
     except TypeError:

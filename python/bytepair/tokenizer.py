@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from . import _core
-from ._checks import TEXT_TYPES, count_option, integer, iter_ids, not_ids, refuse_mapping
+from ._checks import count_option, integer, is_text, iter_ids, not_ids, refuse_mapping
 from .stream import StreamDecoder
 
 if TYPE_CHECKING:
@@ -719,7 +719,7 @@ class Tokenizer:
             TypeError: ``ids`` is no sequence of ids: one int, a ``str``, bytes, None, an
                 iterator or a set (as tiktoken refuses them; the message names ``ids``).
         """
-        if isinstance(ids, TEXT_TYPES):
+        if is_text(ids):
             raise not_ids("ids", ids, "a sequence")
         try:
             return self._core.decode_bytes(ids)
@@ -779,7 +779,7 @@ class Tokenizer:
         """
         num_threads = _check_threads(num_threads)
         try:
-            if isinstance(batch, TEXT_TYPES):
+            if is_text(batch):
                 raise TypeError
             batch = list(batch)
         except TypeError:
@@ -787,7 +787,7 @@ class Tokenizer:
                 f"batch must be a sequence of id lists, not {type(batch).__name__}"
             ) from None
         for i, ids in enumerate(batch):
-            if isinstance(ids, TEXT_TYPES):
+            if is_text(ids):
                 raise not_ids(f"batch[{i}]", ids, "a sequence")
         try:
             return self._core.decode_batch(batch, num_threads)
@@ -1143,7 +1143,8 @@ def _refuse_non_sequence(name: str, ids: object) -> None:
     re-raises the core's error, which names that item's type. Only the failure path pays
     for this check."""
     if (
-        isinstance(ids, (*TEXT_TYPES, dict))
+        is_text(ids)
+        or isinstance(ids, dict)
         or not hasattr(type(ids), "__getitem__")
         or integer(ids) is not None
     ):

@@ -128,7 +128,9 @@ def test_stream_decoder_takes_only_ids(gpt2: bytepair.Tokenizer) -> None:
         gpt2.decode(b"ab")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("text", ["ab", b"ab", bytearray(b"ab")], ids=type)
+@pytest.mark.parametrize(
+    "text", ["ab", b"ab", bytearray(b"ab"), memoryview(b"ab")], ids=lambda t: type(t).__name__
+)
 def test_no_method_reads_text_as_ids(gpt2: bytepair.Tokenizer, text: object) -> None:
     # decode_bytes and decode_tokens_bytes read a bytearray's bytes as the ids 97, 98 where
     # the stream decoder refused it: one rule for every method that takes ids
@@ -147,6 +149,23 @@ def test_no_method_reads_text_as_ids(gpt2: bytepair.Tokenizer, text: object) -> 
         assert str(e.value) == f"{name} must be {kind} of token ids (ints), not {shown}", call
     with pytest.raises(TypeError, match=f"^batch must be a sequence of id lists, not {shown}$"):
         gpt2.decode_batch(text)  # type: ignore[arg-type]
+
+
+def test_ids_in_a_memoryview_of_ints_or_an_iterable_but_not_a_dict(
+    gpt2: bytepair.Tokenizer,
+) -> None:
+    # a memoryview of an int array holds ids (only one of bytes is text); a dict's keys are
+    # no ids for the iterable-taking methods either, as decode refuses it (QA)
+    import array
+
+    ids = gpt2.encode("hello world")
+    held = memoryview(array.array("I", ids))
+    assert gpt2.decode(held) == gpt2.decode_bytes(held).decode() == "hello world"
+    assert b"".join(gpt2.decode_tokens_bytes(held)) == b"hello world"
+    assert gpt2.stream_decoder().decode(held) == "hello world"
+    for call in (gpt2.decode_tokens_bytes, gpt2.decode_with_offsets, gpt2.stream_decoder().decode):
+        with pytest.raises(TypeError, match="^ids must be an iterable of token ids .*, not dict$"):
+            call({ids[0]: 1})
 
 
 def test_decode_of_no_id_sequence_names_ids(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
