@@ -332,7 +332,7 @@ class CharBPE:
         try:
             with open(path, encoding="utf-8") as f:
                 doc = json.load(f)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except ValueError as e:  # (bad JSON or UTF-8, or an int of over 4300 digits)
             raise ValueError(f"{path}: not a JSON file: {e}") from None
         if not isinstance(doc, dict) or set(doc) != {"merge_rules", "vocab"}:
             raise ValueError(f'{path}: expected an object with keys "merge_rules" and "vocab"')

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Union
 import regex
 
 from . import _core
-from .formats._io import replaceable_path, temporary_beside
+from .formats._io import refuse_folder_name, replaceable_path, temporary_beside
 from .inputs import expand_paths, file_format, is_stream, iter_chunks
 
 if TYPE_CHECKING:
@@ -184,6 +184,7 @@ def encode_to_file(
     from .tokenizer import _read_once
 
     out = os.fspath(out)
+    refuse_folder_name(out)  # (QA: "ids.npy/" was refused naming its sidecar "ids.npy/.json")
     eot_id = _eot_id(tok, eot)
     allowed_special, _ = _read_once(allowed_special, ())
     tok._check_special_names(allowed_special)  # a mistyped name fails now, not after hours

@@ -150,6 +150,10 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
         CharBPE.load(bad)
     with pytest.raises(FileNotFoundError):
         CharBPE.load(tmp_path / "missing.json")
+    # an int of over 4300 digits: Python's bare "Exceeds the limit" named no file (QA)
+    bad.write_text('{"merge_rules": [], "vocab": {"a": ' + "9" * 5000 + "}}", encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.json: not a JSON file: .*4300"):
+        CharBPE.load(bad)
 
 
 def test_save_is_atomic_and_checks_its_path(tmp_path: Path, monkeypatch) -> None:

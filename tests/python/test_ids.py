@@ -177,6 +177,15 @@ def test_unwritable_folder_names_the_output(
     assert str(e.value) == f"[Errno 30] Read-only file system: {str(out)!r}"
 
 
+def test_output_ending_in_a_separator(story_tok: bytepair.Tokenizer, tmp_path: Path) -> None:
+    # as every save: a path that names a folder is refused, naming it (QA: the error named
+    # the sidecar, "ids.npy/.json")
+    out = f"{tmp_path}{os.sep}ids.npy{os.sep}"
+    with pytest.raises(IsADirectoryError, match="ends with a path separator") as e:
+        bytepair.encode_to_file(story_tok, iter(["a story"]), out, progress=False)
+    assert e.value.filename == out and os.listdir(tmp_path) == []
+
+
 def test_custom_pattern_streams_long_documents(tmp_path: Path, small_units: None) -> None:
     text = ("word, word; number 12345!\n" * 400) + "tail"
     tok = bytepair.train(iter([text]), 300, pattern=r"\w+|[^\w]", special_tokens=[EOT])

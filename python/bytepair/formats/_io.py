@@ -43,12 +43,18 @@ def write_atomic(path: PathLike, data: str | bytes) -> None:
             names a folder; it wrote a file ``t.json``).
         OSError: the folder cannot be written (the error names ``path``).
     """
+    refuse_folder_name(path)
+    write_atomic_many({Path(path): data})
+
+
+def refuse_folder_name(path: PathLike) -> None:
+    """Raises ``IsADirectoryError`` if ``path`` ends with a path separator: it names a
+    folder, where a file is to be written (``"t.json/"`` wrote a file ``t.json``)."""
     name = os.fspath(path)
     if name.endswith(tuple(s for s in (os.sep, os.altsep) if s)):
         raise IsADirectoryError(
             21, "names a folder (it ends with a path separator); a file is written here", name
         )
-    write_atomic_many({Path(path): data})
 
 
 def new_file_mode() -> int:
