@@ -540,7 +540,7 @@ def test_surrogates_property(
                 # the edges of each UTF-8 length
                 + ["\x7f", "\x80", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff"]
             ),
-            # runs of ASCII across the converter's blocks of sixteen characters
+            # runs of ASCII across the blocks of the SIMD converter (simdutf)
             st.text(alphabet="ab \n", min_size=14, max_size=40),
         )
     ),
@@ -563,6 +563,29 @@ def test_every_kind_of_str(
     assert cl100k.encode_ordinary(text) == expected
     assert cl100k.encode_to_numpy(text).tolist() == expected
     assert cl100k.encode(text, allowed_special="all") == expected
+
+
+@pytest.mark.parametrize("kind", ["latin-1", "bmp", "astral"])
+def test_str_to_utf8_at_every_length_and_density(
+    cl100k: bytepair.Encoding, cl100k_enc: tiktoken.Encoding, kind: str
+) -> None:
+    # the SIMD converter (simdutf, src/py/text.rs) works in blocks with a tail after them:
+    # every length up to a few blocks, ASCII runs of every density, each storage kind of str
+    rng = random.Random(kind)
+    wide = {"latin-1": "éÿ\x85\xa0", "bmp": "é’中\u0800\uffff", "astral": "é中😀\U0010ffff"}
+    for length in [*range(1, 300), 1000, 4097, 65_537]:
+        density = rng.choice([0.0, 0.01, 0.2, 0.5, 1.0])
+        chars = [
+            rng.choice(wide[kind]) if rng.random() < density else rng.choice("ab \n")
+            for _ in range(length)
+        ]
+        if kind == "astral":
+            chars[rng.randrange(length)] = "😀"  # (the str then holds four bytes a character)
+        text = "".join(chars)
+        ids = cl100k.encode_ordinary(text)
+        assert cl100k.decode_bytes(ids) == text.encode("utf-8"), (kind, length, density)
+        if length % 37 == 0 or length > 300:
+            assert ids == cl100k_enc.encode_ordinary(text)
 
 
 _rng = random.Random(20240510)
