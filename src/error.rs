@@ -14,16 +14,21 @@ pub enum Error {
     #[error("pre-tokenization pattern failed on the input: {0}")]
     PatternFailed(String),
 
-    /// A corpus file is not valid UTF-8. (The hint is worded as in `inputs.py`, whose
-    /// `_ERRORS_HINT` the command line rewrites into its `--errors` flag.)
+    /// A corpus file is not valid UTF-8: `bad`, the invalid sequence at `offset`, and
+    /// `reason`, as Python's `UnicodeDecodeError` gives them (the bindings raise
+    /// `bytepair.inputs.CorpusDecodeError`, as for a file read in Python). (The hint is
+    /// worded as in `inputs.py`, whose `_ERRORS_HINT` the command line rewrites into its
+    /// `--errors` flag.)
     #[error(
-        "{path}: invalid UTF-8 at byte offset {offset} (byte {byte:#04x}); pass \
-         errors='replace' or errors='skip' to read it anyway"
+        "{path}: invalid UTF-8 at byte offset {offset} (byte {:#04x}): {reason}; pass \
+         errors='replace' or errors='skip' to read it anyway",
+        bad[0]
     )]
     InvalidUtf8 {
         path: PathBuf,
         offset: u64,
-        byte: u8,
+        bad: Vec<u8>,
+        reason: &'static str,
     },
 
     /// Reading a corpus file failed.

@@ -19,11 +19,13 @@ from .encodings import (
 )
 from .formats import load
 from .ids import encode_to_file, open_ids
+from .inputs import CorpusDecodeError
 from .stream import StreamDecoder
 from .tokenizer import Tokenizer
 from .train import PretokenCounts, count, train, train_bpe, train_from_counts
 
 __all__ = [
+    "CorpusDecodeError",
     "Encoding",
     "PretokenCounts",
     "StreamDecoder",

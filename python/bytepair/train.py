@@ -88,8 +88,8 @@ def count(
         threads: worker threads (default: one per core). The result never depends on it.
         progress: a tqdm bar of bytes read (bytes/s, ETA for files); default: when stderr
             is a terminal.
-        errors: invalid UTF-8 in a file: ``"strict"`` raises ``ValueError`` naming the
-            file and byte offset, ``"replace"`` turns each bad sequence into U+FFFD,
+        errors: invalid UTF-8 in a file: ``"strict"`` raises ``CorpusDecodeError``
+            naming the file and byte offset, ``"replace"`` turns each bad sequence into U+FFFD,
             ``"skip"`` (or ``"ignore"``) drops the bad bytes.
         text_field: the jsonl key / parquet column holding the text.
         blank_line_docs: plain-text files hold documents separated by blank lines.
@@ -104,9 +104,11 @@ def count(
 
     Raises:
         FileNotFoundError, OSError: a file cannot be read (the message names it).
-        ValueError: invalid UTF-8 (names the file and byte offset), a bad jsonl line or
-            parquet column, an empty special token, an invalid pattern, an option out of
-            range (a negative count).
+        CorpusDecodeError: invalid UTF-8 (a ``ValueError`` and ``UnicodeDecodeError``:
+            ``path``, byte ``offset``, the bad bytes and Python's reason), whether the file
+            is read in Python or by the core.
+        ValueError: a bad jsonl line or parquet column, an empty special token, an invalid
+            pattern, an option out of range (a negative count).
         TypeError: an iterable item is not ``str``; ``input`` is a dict (or other mapping:
             counts are ``PretokenCounts``); an option of the wrong type (a float, string or
             bool where an int is asked).

@@ -1,7 +1,8 @@
 //! Core errors -> Python exceptions, as DESIGN.md §4 documents them.
 
 use pyo3::exceptions::{PyKeyError, PyOSError, PyValueError};
-use pyo3::PyErr;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::Error;
 
@@ -25,6 +26,22 @@ pub fn to_py(err: Error) -> PyErr {
             }
         }
         Error::UnknownToken(id) => PyKeyError::new_err(format!("unknown token id {id}")),
+        // the exception a corpus file read in Python raises (a ValueError, and a
+        // UnicodeDecodeError with the file and offset), so one `except` catches both
+        Error::InvalidUtf8 {
+            path,
+            offset,
+            bad,
+            reason,
+        } => Python::attach(|py| {
+            let make = || -> PyResult<PyErr> {
+                let class = py.import("bytepair.inputs")?.getattr("CorpusDecodeError")?;
+                let path = path.to_string_lossy();
+                let args = (path, offset, PyBytes::new(py, &bad), reason, py.None());
+                Ok(PyErr::from_value(class.call1(args)?))
+            };
+            make().unwrap_or_else(|e| e)
+        }),
         other => PyValueError::new_err(other.to_string()),
     }
 }

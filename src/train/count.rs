@@ -291,15 +291,48 @@ pub enum InvalidUtf8 {
     Skip,
 }
 
-/// Decodes a chunk by the policy; on `Strict`, the error is the offset of the first bad byte.
-fn decode(bytes: &[u8], policy: InvalidUtf8) -> std::result::Result<Cow<'_, str>, usize> {
+/// Decodes a chunk by the policy; on `Strict`, the error is the first invalid sequence.
+fn decode(bytes: &[u8], policy: InvalidUtf8) -> std::result::Result<Cow<'_, str>, BadUtf8> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(Cow::Borrowed(s)),
         Err(e) => match policy {
-            InvalidUtf8::Strict => Err(e.valid_up_to()),
+            InvalidUtf8::Strict => Err(BadUtf8::new(bytes, e)),
             InvalidUtf8::Replace => Ok(String::from_utf8_lossy(bytes)),
             InvalidUtf8::Skip => Ok(Cow::Owned(bytes.utf8_chunks().map(|c| c.valid()).collect())),
         },
+    }
+}
+
+/// The first invalid sequence of a chunk, told as Python's `bytes.decode` tells it.
+struct BadUtf8 {
+    at: usize,
+    bad: Vec<u8>,
+    reason: &'static str,
+}
+
+impl BadUtf8 {
+    fn new(bytes: &[u8], e: std::str::Utf8Error) -> Self {
+        let at = e.valid_up_to();
+        // std and CPython both take the maximal valid prefix of a sequence as the bad part
+        // (Unicode's "maximal subpart" rule), so `error_len` is the length Python names
+        let (bad, reason) = match e.error_len() {
+            None => (&bytes[at..], "unexpected end of data"),
+            Some(n) => {
+                let lead = bytes[at];
+                let starts = matches!(lead, 0x00..=0x7F | 0xC2..=0xF4);
+                let reason = if starts {
+                    "invalid continuation byte"
+                } else {
+                    "invalid start byte"
+                };
+                (&bytes[at..at + n], reason)
+            }
+        };
+        Self {
+            at,
+            bad: bad.to_vec(),
+            reason,
+        }
     }
 }
 
@@ -347,12 +380,12 @@ pub fn count_files(
                     None => continue, // no safe cut yet: read more
                 }
             };
-            let text =
-                decode(&buf[..cut], invalid_utf8).map_err(|valid_up_to| Error::InvalidUtf8 {
-                    path: path.clone(),
-                    offset: offset + valid_up_to as u64,
-                    byte: buf[valid_up_to],
-                })?;
+            let text = decode(&buf[..cut], invalid_utf8).map_err(|e| Error::InvalidUtf8 {
+                path: path.clone(),
+                offset: offset + e.at as u64,
+                bad: e.bad,
+                reason: e.reason,
+            })?;
             let mut chunks = Vec::new();
             split_text(&text, &cuts, CHUNK_BYTES, &mut chunks);
             counts.add_borrowed(counter.count_parallel(&chunks)?);

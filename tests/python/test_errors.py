@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import reference
-from bytepair.inputs import iter_chunks
+from bytepair.inputs import CorpusDecodeError, iter_chunks
 
 EOT = "<|endoftext|>"
 BYTES_VOCAB = {i: bytes([i]) for i in range(256)}
@@ -119,15 +119,19 @@ def test_invalid_utf8_names_file_and_offset(tmp_path: Path, good: bytes, bad: by
     path = tmp_path / "bad corpus.txt"
     path.write_bytes(good + bad)
     offset = len(good)  # the first byte that is not valid UTF-8
-    with pytest.raises(ValueError) as e:
+    # (the file is read by the core: the same exception as a file read in Python)
+    with pytest.raises(CorpusDecodeError) as e:
         bytepair.train(path, 300, special_tokens=[EOT])
     message = str(e.value)
     assert str(path) in message
     assert mentions(message, offset), message
-    # the oracle agrees on the offset
+    assert isinstance(e.value, ValueError) and e.value.path == str(path)
+    # the oracle (Python's own decoder) agrees on the offset, the bad bytes and the reason
     with pytest.raises(UnicodeDecodeError) as ref:
         reference.train_bpe_file(path, 300, [EOT])
-    assert ref.value.start == offset
+    assert ref.value.start == offset == e.value.offset
+    assert e.value.object == ref.value.object[ref.value.start : ref.value.end]
+    assert e.value.reason == ref.value.reason
 
 
 def test_invalid_utf8_in_second_file_names_that_file(tmp_path: Path) -> None:
