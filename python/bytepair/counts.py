@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Union
 
 from . import _core
@@ -107,6 +107,16 @@ class PretokenCounts:
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, (bytes, bytearray)) and self._core.get(bytes(key)) > 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The pre-tokens, in the order of ``items`` (as iterating a dict gives its keys)."""
+        # (without it, iteration fell back to __getitem__(0) and raised "pre-tokens are
+        # bytes, got int")
+        return iter(self.keys())
+
+    def keys(self) -> list[bytes]:
+        """The pre-tokens, in the order of ``items`` (so ``dict(counts)`` works)."""
+        return [k for k, _ in self._core.items()]
 
     def items(self) -> list[tuple[bytes, int]]:
         """``(pre-token bytes, count)`` pairs, most frequent first, ties in byte order."""

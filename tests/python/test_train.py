@@ -441,6 +441,10 @@ def test_pretoken_counts_api() -> None:
     assert built.items() == [(b" low", 3), (b"low", 1)]
     empty = bytepair.PretokenCounts()
     assert len(empty) == 0 and empty.total() == 0 and empty.items() == []
+    # iterated as a dict is: its pre-tokens (iteration fell back to counts[0], a TypeError)
+    assert list(counts) == counts.keys() == [b" low", b" lower", b" lowest", b"low"]
+    assert dict(counts) == {b" low": 2, b" lower": 1, b" lowest": 1, b"low": 1}
+    assert list(empty) == [] and dict(empty) == {}
 
 
 def test_counts_past_64_bits_are_refused_not_clipped() -> None:
