@@ -662,8 +662,9 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
         foreign = self._foreign(disallowed_special)
-        # (the end of the text searched so far: a refused string may span two buffers)
-        seen = ""
+        # (the end of the text searched so far, and the chunks after it: a refused string
+        # may span two searches)
+        seen, unsearched = "", []
         if not allowed:
             mode, matcher = "ordinary", None
         elif allowed == self._special_set:
@@ -678,30 +679,29 @@ class Tokenizer:
                 raise TypeError(f"encode_iterable takes strings, got {type(chunk).__name__}")
             parts.append(chunk)
             size += len(chunk)
+            if foreign is not None:
+                unsearched.append(chunk)
             if size < flush_at:
                 continue
+            if foreign is not None:
+                # the text as given is searched, as `encode` searches it, not the text with
+                # surrogates fixed (QA: that let "\ud800" through and refused "\ufffd")
+                seen, unsearched = _refuse_foreign_in(foreign, seen, unsearched), []
             raw = "".join(parts)
             # a high surrogate at the end may pair with a low one in the next chunk
             carry = raw[-1] if "\ud800" <= raw[-1] <= "\udbff" else ""
             buf = _clean(raw[: len(raw) - len(carry)])
-            if foreign is not None:
-                _refuse_foreign(foreign, seen + buf)
             if check is not None and (found := check.find(buf)) is not None:
                 raise _disallowed_error(found)
             ids, rest = self._core.encode_stream_prefix(buf, mode, matcher)
-            if foreign is not None:
-                # the end of the text now done (the next buffer starts with `rest`; QA: a
-                # search over `rest` twice found a name across the seam)
-                done = seen + buf[: len(buf) - len(rest)]
-                seen = done[max(0, len(done) - foreign.overlap) :]
             yield from ids
             parts, size = [rest, carry], len(rest) + len(carry)
             # a long pre-token still arriving is rescanned only after the buffer doubles,
             # which keeps the whole stream linear
             flush_at = max(_STREAM_CHUNK, 2 * size)
-        buf = _clean("".join(parts))
         if foreign is not None:
-            _refuse_foreign(foreign, seen + buf)
+            _refuse_foreign_in(foreign, seen, unsearched)
+        buf = _clean("".join(parts))
         if buf:
             yield from self.encode(buf, allowed_special=allowed, disallowed_special=disallowed)
 
@@ -1204,6 +1204,14 @@ def _search_for(names: frozenset[str]) -> _Refused | None:
 def _refuse_foreign(refused: _Refused | None, text: str) -> None:
     if refused is not None and (m := refused.search.search(text)) is not None:
         raise _disallowed_error(m.group())
+
+
+def _refuse_foreign_in(refused: _Refused, seen: str, chunks: list[str]) -> str:
+    """Searches the end of the text searched before (``seen``) and the ``chunks`` after
+    it; returns the new end to keep (a string may go on in the next chunk)."""
+    text = seen + "".join(chunks)
+    _refuse_foreign(refused, text)
+    return text[max(0, len(text) - refused.overlap) :]
 
 
 def _disallowed_error(token: str) -> ValueError:

@@ -295,6 +295,43 @@ def test_empty_string_disallowed_refuses_every_text_as_in_tiktoken(data_dir: Pat
 
 
 @pytest.mark.usefixtures("local_encodings")
+def test_disallowed_strings_are_searched_before_surrogates_are_fixed(data_dir: Path) -> None:
+    # tiktoken searches the text as given, then fixes lone surrogates (U+FFFD) and escaped
+    # pairs; encode_iterable searched the fixed text (QA): "\ud800" passed, "\ufffd" was
+    # refused. Every method and every chunking now gives tiktoken's answer.
+    enc = oracles.tiktoken_encoding(data_dir, "cl100k_base")
+    tok = bytepair.get_encoding("cl100k_base")
+    cases = [
+        ("x\ud800", "\ud800"),
+        ("ab\ud800cd", "b\ud800c"),
+        ("x\ud800", "\ufffd"),
+        ("x\ud83d\ude00", "\U0001f600"),
+        ("x\ud83d\ude00y", "\ud83d\ude00"),
+        ("x\ud83d\ude00y", "\ude00y"),
+    ]
+    for text, name in cases:
+        try:
+            want: object = enc.encode(text, disallowed_special={name})
+        except ValueError:
+            want = ValueError
+        encodes: list[Callable[..., object]] = [
+            tok.encode,
+            lambda t, **kw: tok.encode_to_numpy(t, **kw).tolist(),
+            lambda t, **kw: tok.encode_batch([t], **kw)[0],
+        ]
+        encodes += [
+            lambda t, k=k, **kw: list(tok.encode_iterable([t[:k], t[k:]], **kw))
+            for k in range(len(text) + 1)
+        ]
+        for encode in encodes:
+            try:
+                got = encode(text, disallowed_special={name})
+            except ValueError:
+                got = ValueError
+            assert got == want, (text, name)
+
+
+@pytest.mark.usefixtures("local_encodings")
 def test_policy_items_that_are_no_str_raise_as_in_tiktoken(data_dir: Path) -> None:
     # {5} or {b"<|endoftext|>"} was ignored here (the bytes one looks like allowing the
     # token); tiktoken raises TypeError: so does every encode method, naming the item
