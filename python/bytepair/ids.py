@@ -41,18 +41,19 @@ import struct
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cache
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Union
-
-import regex
 
 from . import _core
 from .formats._io import refuse_folder_name, replaceable_path, temporary_beside
 from .inputs import expand_paths, file_format, is_stream, iter_chunks
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import numpy as np
+    import regex
 
     from .tokenizer import AllowedSpecial, Tokenizer
 
@@ -81,13 +82,21 @@ _NPY_HEADER = 128  # bytes of the .npy header we write (a multiple of 64, as num
 #     whitespace run ending in "\n" whole, at the end of the text or not, and punctuation
 #     absorbs following newlines ("!\n" is one pre-token) but nothing after them except
 #     o200k's "/" ("!\n/"), which is never cut before.
-_GPT2_CUT = regex.compile(r"(?r)(?<=\S)\n")
-_CL100K_CUT = regex.compile(r"(?r)(?<=\n)(?=[^\s/])")
 _EXACT_CUTS = {
-    _core.GPT2_PATTERN: _GPT2_CUT,
-    _core.CL100K_PATTERN: _CL100K_CUT,
-    _core.O200K_PATTERN: _CL100K_CUT,
+    _core.GPT2_PATTERN: r"(?r)(?<=\S)\n",
+    _core.CL100K_PATTERN: r"(?r)(?<=\n)(?=[^\s/])",
+    _core.O200K_PATTERN: r"(?r)(?<=\n)(?=[^\s/])",
 }
+
+
+@cache
+def _exact_cut(pattern: str) -> regex.Pattern[str] | None:
+    """The compiled cut rule of ``_EXACT_CUTS`` for a pattern, if it has one. (`regex`,
+    1.5 MB of memory, is imported only here: ``import bytepair`` does not need it.)"""
+    import regex
+
+    rule = _EXACT_CUTS.get(pattern)
+    return None if rule is None else regex.compile(rule)
 
 
 def ids_dtype(n_vocab: int) -> np.dtype[Any]:
@@ -230,7 +239,7 @@ def encode_to_file(
         blank_line_docs=blank_line_docs,
     )
     specials = tok.special_tokens if allowed_special == "all" else set(allowed_special)
-    cut = _EXACT_CUTS.get(tok.pattern)
+    cut = _exact_cut(tok.pattern)
     if any("\n" in s for s in specials):  # a cut point could fall inside a special token
         cut = None
 
@@ -412,6 +421,8 @@ def _encode_pieces(
             task, task_ends, size = [], [], 0
         while len(in_flight) > 2 * n_threads:
             write_oldest()
+
+    from concurrent.futures import ThreadPoolExecutor  # (not on every `import bytepair`)
 
     with ThreadPoolExecutor(max_workers=n_threads) as pool:
         for piece in pieces:

@@ -17,10 +17,9 @@ gives the same answer with the same rules (tiktoken's ``_encode_unstable_native`
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from typing import TYPE_CHECKING
-
-import regex
 
 if TYPE_CHECKING:
     from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
@@ -77,7 +76,7 @@ def _last_piece_ids(tok: Tokenizer, text: str, allowed: frozenset[str]) -> int:
     if allowed:
         # leftmost, longest first: as encoding finds them
         names = sorted(allowed, key=len, reverse=True)
-        for m in regex.finditer("|".join(map(regex.escape, names)), text):
+        for m in re.finditer("|".join(map(re.escape, names)), text):
             start = m.end()
     # split by the encoder itself: Python's `regex` may know a newer Unicode
     last = tok._core.last_pretoken(text[start:])

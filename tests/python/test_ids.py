@@ -78,7 +78,7 @@ def mixed_text(data_dir: Path) -> str:
 @given(text=st.text(alphabet="ab Z1'.!\n\r\t/é😀字　", max_size=40))
 def test_exact_cuts_do_not_change_pretokens(name: str, text: str) -> None:
     pattern = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], pattern=name).pattern
-    cut = ids_mod._EXACT_CUTS[pattern]
+    cut = ids_mod._exact_cut(pattern)
     whole = pretokenize(text, pattern)
     for m in cut.finditer(text):  # (?r): from the end
         if m.start() == 0:
@@ -95,7 +95,7 @@ def test_exact_cuts_on_real_text(data_dir: Path, name: str) -> None:
     pattern = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], pattern=name).pattern
     text = mixed_text(data_dir)[::7][:3000] + mixed_text(data_dir)[:4000]
     whole = pretokenize(text, pattern)
-    cuts = sorted(m.start() for m in ids_mod._EXACT_CUTS[pattern].finditer(text) if m.start())
+    cuts = sorted(m.start() for m in ids_mod._exact_cut(pattern).finditer(text) if m.start())
     assert len(cuts) > 20
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
     assert [p for piece in pieces for p in pretokenize(piece, pattern)] == whole
@@ -210,7 +210,7 @@ def test_pieces_are_bounded(data_dir: Path, small_units: None) -> None:
     text = mixed_text(data_dir)
     chunks = [(text[i : i + 100], i + 100 >= len(text)) for i in range(0, len(text), 100)]
     pieces = []
-    for p in ids_mod._pieces(iter(chunks), ids_mod._GPT2_CUT):
+    for p in ids_mod._pieces(iter(chunks), ids_mod._exact_cut(bytepair._core.GPT2_PATTERN)):
         pieces.append(p if isinstance(p, tuple) else ("".join(p), "streamed"))
     assert "".join(p[0] for p in pieces) == text
     assert len(pieces) > 50
