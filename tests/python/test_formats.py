@@ -151,6 +151,14 @@ def test_load_folder_with_gpt2_files(gpt2_files, sample: str, tmp_path: Path) ->
     expected = bytepair.Tokenizer.from_files(vocab_json, merges_txt, special_tokens=[EOT])
     assert_identical(expected, from_folder, sample)
     assert bytepair.load(str(folder)).merges == expected.merges
+    assert bytepair.load(f"{folder}/").merges == expected.merges
+    # a file named with a trailing separator is no folder, as open() says (Path() dropped
+    # the separator, and the file was read)
+    expected.save(tmp_path / "tok.json")
+    for name, error in [("tok.json/", NotADirectoryError), ("missing.json/", FileNotFoundError)]:
+        with pytest.raises(error) as e:
+            bytepair.load(f"{tmp_path}/{name}")
+        assert e.value.filename == f"{tmp_path}/{name}"
 
 
 def test_gpt2_files_with_version_header_and_crlf(gpt2_files, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -34,6 +35,7 @@ def detect(path: str | os.PathLike[str]) -> str:
 
     Raises:
         FileNotFoundError: the path does not exist.
+        NotADirectoryError: the path ends in a separator and names a file.
         ValueError: not a tokenizer file of a known format (the message says what it
             looks like).
     """
@@ -144,6 +146,7 @@ def load(
     Raises:
         TypeError: ``path`` is not a ``str`` or ``os.PathLike``.
         FileNotFoundError: the path does not exist.
+        NotADirectoryError: the path ends in a separator and names a file.
         ValueError: the file is not a tokenizer file of a known format, is corrupt (the
             message names the file, the line or key, and what is wrong), is a rank file
             loaded without ``pattern`` or with the wrong hash.
@@ -158,6 +161,12 @@ def load(
     if not os.fspath(path):
         # (Path("") is the current folder: load("") read whatever tokenizer was there)
         raise ValueError("load needs the path of a tokenizer file or folder, got ''")
+    text = os.fspath(path)
+    if text.endswith(("/", os.sep)) and not os.path.isdir(text):
+        # (Path() drops the separator: load("tok.json/") read tok.json, where open() says
+        # it is no folder)
+        code = errno.ENOTDIR if os.path.lexists(text.rstrip("/" + os.sep)) else errno.ENOENT
+        raise OSError(code, os.strerror(code), text)
     p = Path(path)
     kind, doc = _sniff(p)
     if kind == "tiktoken":
