@@ -1114,7 +1114,8 @@ def _read_text(path: str | None, errors: str = "strict") -> Iterator[str]:
                 from .inputs import _ERRORS_HINT  # (worded as --errors by `_cli_hints`)
 
                 raise CLIError(
-                    f"{name}: invalid UTF-8 at byte offset {where} (byte 0x{bad})" + _ERRORS_HINT
+                    f"{name}: invalid UTF-8 at byte offset {where} (byte 0x{bad}): {e.reason}"
+                    + _ERRORS_HINT
                 ) from None
             if text:
                 yield text

@@ -78,7 +78,8 @@ class CorpusDecodeError(UnicodeDecodeError):
     def __init__(
         self, path: str, offset: int, bad: bytes, reason: str, line: int | None = None
     ) -> None:
-        super().__init__("utf-8", bad, 0, min(1, len(bad)), reason)
+        # (object[start:end] is the bad sequence, as Python's own error gives it)
+        super().__init__("utf-8", bad, 0, len(bad), reason)
         self.path = path
         self.offset = offset
         self.line = line

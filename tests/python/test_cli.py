@@ -649,7 +649,8 @@ def test_encode_invalid_utf8_input(
     assert main(["encode", "-t", str(story_tok), str(path)]) == 1
     captured = capsys.readouterr()
     assert one_error_line(captured.err) == (
-        f"bytepair: error: {path}: invalid UTF-8 at byte offset 65537 (byte 0xc3); "
+        f"bytepair: error: {path}: invalid UTF-8 at byte offset 65537 (byte 0xc3): "
+        "invalid continuation byte; "
         "pass --errors replace or --errors skip to read it anyway"
     )
 

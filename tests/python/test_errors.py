@@ -130,7 +130,8 @@ def test_invalid_utf8_names_file_and_offset(tmp_path: Path, good: bytes, bad: by
     with pytest.raises(UnicodeDecodeError) as ref:
         reference.train_bpe_file(path, 300, [EOT])
     assert ref.value.start == offset == e.value.offset
-    assert e.value.object == ref.value.object[ref.value.start : ref.value.end]
+    bad = ref.value.object[ref.value.start : ref.value.end]
+    assert e.value.object == e.value.object[e.value.start : e.value.end] == bad
     assert e.value.reason == ref.value.reason
 
 

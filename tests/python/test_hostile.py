@@ -551,15 +551,16 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
         ),
         # curve has neither flag: no hint rather than a Python one
         (["curve", *t, "--text", str(tmp_path / "bad.txt")], "invalid start byte"),
-        # one file read by the CLI itself, and a plain-text file read by the Rust counter
+        # one file read by the CLI itself, and a plain-text file read by the Rust counter:
+        # the same words as a file read in Python (above)
         (
             ["encode", *t, str(tmp_path / "bad.txt")],
-            "bad.txt: invalid UTF-8 at byte offset 3 (byte 0xff); "
+            "bad.txt: invalid UTF-8 at byte offset 3 (byte 0xff): invalid start byte; "
             "pass --errors replace or --errors skip to read it anyway",
         ),
         (
             ["train", str(tmp_path / "bad.txt"), "--vocab-size", "260", "-o", "x.json"],
-            "bad.txt: invalid UTF-8 at byte offset 3 (byte 0xff); "
+            "bad.txt: invalid UTF-8 at byte offset 3 (byte 0xff): invalid start byte; "
             "pass --errors replace or --errors skip to read it anyway",
         ),
     ]
@@ -581,7 +582,8 @@ def test_cli_errors_name_cli_flags_not_python_arguments(
     with pytest.raises(FileNotFoundError, match=r"pass iter\(texts\)"):
         bytepair.count([str(tmp_path / "none*.txt")])
     with pytest.raises(
-        ValueError, match=r"byte offset 3 \(byte 0xff\); pass errors='replace' or errors="
+        bytepair.CorpusDecodeError,
+        match=r"byte offset 3 \(byte 0xff\): invalid start byte; pass errors='replace' or ",
     ):
         bytepair.count(tmp_path / "bad.txt")
 
