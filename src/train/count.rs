@@ -291,12 +291,13 @@ pub enum InvalidUtf8 {
     Skip,
 }
 
-/// Decodes a chunk by the policy; on `Strict`, the error is the first invalid sequence.
-fn decode(bytes: &[u8], policy: InvalidUtf8) -> std::result::Result<Cow<'_, str>, BadUtf8> {
+/// Decodes a chunk by the policy; on `Strict`, the error is where the first invalid
+/// sequence starts.
+fn decode(bytes: &[u8], policy: InvalidUtf8) -> std::result::Result<Cow<'_, str>, usize> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(Cow::Borrowed(s)),
         Err(e) => match policy {
-            InvalidUtf8::Strict => Err(BadUtf8::new(bytes, e)),
+            InvalidUtf8::Strict => Err(e.valid_up_to()),
             InvalidUtf8::Replace => Ok(String::from_utf8_lossy(bytes)),
             InvalidUtf8::Skip => Ok(Cow::Owned(bytes.utf8_chunks().map(|c| c.valid()).collect())),
         },
@@ -311,21 +312,25 @@ struct BadUtf8 {
 }
 
 impl BadUtf8 {
-    fn new(bytes: &[u8], e: std::str::Utf8Error) -> Self {
-        let at = e.valid_up_to();
+    /// The invalid sequence at `at` of `buf`, all that was read (not only the chunk being
+    /// decoded: a sequence cut short by the chunk's end is told by the bytes after it, as
+    /// Python, decoding the whole file, tells it).
+    fn new(buf: &[u8], at: usize) -> Self {
+        let bytes = &buf[at..(at + 4).min(buf.len())];
+        let e = std::str::from_utf8(bytes).err();
         // std and CPython both take the maximal valid prefix of a sequence as the bad part
         // (Unicode's "maximal subpart" rule), so `error_len` is the length Python names
-        let (bad, reason) = match e.error_len() {
-            None => (&bytes[at..], "unexpected end of data"),
+        let (bad, reason) = match e.and_then(|e| e.error_len()) {
+            None => (bytes, "unexpected end of data"),
             Some(n) => {
-                let lead = bytes[at];
+                let lead = bytes[0];
                 let starts = matches!(lead, 0x00..=0x7F | 0xC2..=0xF4);
                 let reason = if starts {
                     "invalid continuation byte"
                 } else {
                     "invalid start byte"
                 };
-                (&bytes[at..at + n], reason)
+                (&bytes[..n], reason)
             }
         };
         Self {
@@ -380,11 +385,14 @@ pub fn count_files(
                     None => continue, // no safe cut yet: read more
                 }
             };
-            let text = decode(&buf[..cut], invalid_utf8).map_err(|e| Error::InvalidUtf8 {
-                path: path.clone(),
-                offset: offset + e.at as u64,
-                bad: e.bad,
-                reason: e.reason,
+            let text = decode(&buf[..cut], invalid_utf8).map_err(|at| {
+                let e = BadUtf8::new(&buf, at);
+                Error::InvalidUtf8 {
+                    path: path.clone(),
+                    offset: offset + e.at as u64,
+                    bad: e.bad,
+                    reason: e.reason,
+                }
             })?;
             let mut chunks = Vec::new();
             split_text(&text, &cuts, CHUNK_BYTES, &mut chunks);

@@ -163,6 +163,31 @@ def test_invalid_utf8_after_the_first_read_block(tmp_path: Path) -> None:
         path.unlink()
 
 
+def test_invalid_utf8_cut_short_by_a_read_block_is_told_as_python_tells_it(
+    tmp_path: Path,
+) -> None:
+    # the first 64 MiB block is decoded up to its last safe cut, here right before a special
+    # token, so the bad sequence ends that chunk: it looked cut short by the end of the data
+    # ("unexpected end of data", QA), where Python, decoding the whole file, sees the "<"
+    # after it ("invalid continuation byte")
+    words = b"the quick brown fox jumps over "
+    base = words * ((64 << 20) // len(words) + 1)
+    offset = (64 << 20) - 5000
+    data = base[:offset] + b"\xe2\x82" + EOT.encode() + base[: 4 << 20]
+    path = tmp_path / "huge.txt"
+    path.write_bytes(data)
+    try:
+        with pytest.raises(CorpusDecodeError) as e:
+            bytepair.count(path, special_tokens=[EOT])
+        with pytest.raises(UnicodeDecodeError) as ref:
+            data.decode("utf-8")
+        assert e.value.offset == ref.value.start == offset
+        assert e.value.reason == ref.value.reason == "invalid continuation byte"
+        assert e.value.object == ref.value.object[ref.value.start : ref.value.end]
+    finally:
+        path.unlink()
+
+
 def test_option_to_replace_or_skip_invalid_utf8(tmp_path: Path) -> None:
     # DESIGN.md §4: invalid UTF-8 in a corpus -- "say where; option to skip or replace".
     # The natural spelling is Python's own: errors="replace" / "ignore", as bytes.decode.
