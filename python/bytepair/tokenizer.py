@@ -395,7 +395,8 @@ class Tokenizer:
         try:
             return self._encode(text, allowed_special, disallowed_special)
         except UnicodeEncodeError:
-            return self._encode(_fix_surrogates(text), allowed_special, disallowed_special)
+            text = self._refuse_as_given(text, allowed_special, disallowed_special)
+            return self._encode(text, allowed_special, ())
 
     def encode_with_unstable(
         self,
@@ -440,7 +441,9 @@ class Tokenizer:
         if _default_policy(allowed_special, disallowed_special):
             ids = self._core.encode_ordinary(text, bool(self._special_tokens))
             if isinstance(ids, str):
-                raise _disallowed_error(ids)
+                # (the core searched the text with surrogates fixed)
+                text = self._refuse_as_given(text, allowed_special, disallowed_special)
+                return self._core.encode_ordinary(text)
             return ids
         if allowed_special == "all" and disallowed_special == "all":
             return self._core.encode(text, None)
@@ -491,16 +494,17 @@ class Tokenizer:
             # the core looks for special tokens in the same pass over the text's UTF-8
             # (src/py/text.rs makes it; surrogates as tiktoken)
             buf = self._core.encode_to_bytes(text, None, True, bool(self._special_tokens))
+            if isinstance(buf, str):  # (a special token's text, with surrogates fixed)
+                text = self._refuse_as_given(text, allowed_special, disallowed_special)
+                buf = self._core.encode_to_bytes(text, None, True, False)
         else:
             try:
                 matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
-                buf = self._core.encode_to_bytes(text, matcher, ordinary)
             except UnicodeEncodeError:
-                text = _fix_surrogates(text)
-                matcher, ordinary = self._prepare(text, allowed_special, disallowed_special)
-                buf = self._core.encode_to_bytes(text, matcher, ordinary)
-        if isinstance(buf, str):  # (only when asked to refuse special tokens: their text)
-            raise _disallowed_error(buf)
+                text = self._refuse_as_given(text, allowed_special, disallowed_special)
+                matcher, ordinary = self._prepare(text, allowed_special, ())
+            buf = self._core.encode_to_bytes(text, matcher, ordinary)
+        assert isinstance(buf, bytes)  # (the calls that refuse found nothing)
         return np.frombuffer(buf, dtype=np.dtype("<u4"))
 
     def _policy(
@@ -526,6 +530,21 @@ class Tokenizer:
         # tiktoken does (code that passes one set of names to several encodings keeps
         # working); when disallowed, tiktoken still refuses text that holds them (`_foreign`)
         return allowed & self._special_set, disallowed & self._special_set
+
+    def _refuse_as_given(
+        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> str:
+        """Raises ``ValueError`` if ``text`` holds a disallowed string; returns ``text`` with
+        surrogates fixed. tiktoken's order for a text holding surrogates: it searches the
+        text as given, then encodes it fixed (a lone surrogate as U+FFFD, an escaped pair as
+        its character). Searched after the fix, "\ud800" passed where "\ufffd" was
+        disallowed, and a pair was refused where its character was (QA)."""
+        _, disallowed = self._policy(allowed_special, disallowed_special)
+        names = set(disallowed)
+        if disallowed_special != "all":
+            names |= _token_set("disallowed_special", disallowed_special)
+        _refuse_foreign(_search_for(frozenset(names)), text)
+        return _clean(text)
 
     def _foreign(self, disallowed_special: DisallowedSpecial) -> _Refused | None:
         """A search for the strings of ``disallowed_special``, or None if all of them are

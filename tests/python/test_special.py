@@ -309,9 +309,11 @@ def test_disallowed_strings_are_searched_before_surrogates_are_fixed(data_dir: P
         ("x\ud83d\ude00y", "\ud83d\ude00"),
         ("x\ud83d\ude00y", "\ude00y"),
     ]
-    for text, name in cases:
+    # with a special token in the set too, and the default policy ("all")
+    mixed = [(text, {name, EOT}) for text, name in cases] + [(t + EOT, "all") for t, _ in cases]
+    for text, name in [(text, {name}) for text, name in cases] + mixed:
         try:
-            want: object = enc.encode(text, disallowed_special={name})
+            want: object = enc.encode(text, disallowed_special=name)
         except ValueError:
             want = ValueError
         encodes: list[Callable[..., object]] = [
@@ -325,10 +327,26 @@ def test_disallowed_strings_are_searched_before_surrogates_are_fixed(data_dir: P
         ]
         for encode in encodes:
             try:
-                got = encode(text, disallowed_special={name})
+                got = encode(text, disallowed_special=name)
             except ValueError:
                 got = ValueError
             assert got == want, (text, name)
+    # a special token that fixing surrogates spells: not in the text as given, so tiktoken
+    # encodes it as ordinary text under its default policy (the core had searched the fixed
+    # text and refused it)
+    tok = bytepair.Tokenizer({i: bytes([i]) for i in range(256)}, [], {"<\ufffd>": 256})
+    tt = tok.to_tiktoken()
+    for text in ("a<\ud800>b", "a<\ufffd>b"):
+        try:
+            want = tt.encode(text)
+        except ValueError:
+            want = ValueError
+        for encode in (tok.encode, lambda t: tok.encode_to_numpy(t).tolist()):
+            try:
+                got = encode(text)
+            except ValueError:
+                got = ValueError
+            assert got == want, text
 
 
 @pytest.mark.usefixtures("local_encodings")
