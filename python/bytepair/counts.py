@@ -114,6 +114,11 @@ class PretokenCounts:
         # bytes, got int")
         return iter(self.keys())
 
+    def __reversed__(self) -> Iterator[bytes]:
+        """The pre-tokens in the reverse order of ``items`` (``reversed()`` also fell back to
+        ``__getitem__``)."""
+        return reversed(self.keys())
+
     def keys(self) -> list[bytes]:
         """The pre-tokens, in the order of ``items`` (so ``dict(counts)`` works)."""
         return [k for k, _ in self._core.items()]

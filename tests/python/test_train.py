@@ -445,6 +445,7 @@ def test_pretoken_counts_api() -> None:
     assert list(counts) == counts.keys() == [b" low", b" lower", b" lowest", b"low"]
     assert dict(counts) == {b" low": 2, b" lower": 1, b" lowest": 1, b"low": 1}
     assert list(empty) == [] and dict(empty) == {}
+    assert list(reversed(counts)) == counts.keys()[::-1] and list(reversed(empty)) == []
 
 
 def test_counts_past_64_bits_are_refused_not_clipped() -> None:
