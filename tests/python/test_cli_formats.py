@@ -155,7 +155,9 @@ def test_inspect_text_file_with_invalid_utf8(tok_file: Path, tmp_path: Path, cap
     bad.write_bytes(b"good\xff bad")
     assert main(["inspect", str(tok_file), "--text", str(bad)]) == 1
     line = one_error_line(capsys.readouterr().err)
-    assert line == f"bytepair: error: {bad}: invalid UTF-8 at byte offset 4 (byte 0xff)"
+    assert line == (
+        f"bytepair: error: {bad}: invalid UTF-8 at byte offset 4 (byte 0xff): invalid start byte"
+    )
 
 
 def test_inspect_text_named_like_a_missing_file_warns(tok_file: Path, tmp_path: Path, capsys):
