@@ -82,10 +82,11 @@ _NPY_HEADER = 128  # bytes of the .npy header we write (a multiple of 64, as num
 #     whitespace run ending in "\n" whole, at the end of the text or not, and punctuation
 #     absorbs following newlines ("!\n" is one pre-token) but nothing after them except
 #     o200k's "/" ("!\n/"), which is never cut before.
+_AFTER_NEWLINE = r"(?r)(?<=\n)(?=[^\s/])"
 _EXACT_CUTS = {
     _core.GPT2_PATTERN: r"(?r)(?<=\S)\n",
-    _core.CL100K_PATTERN: r"(?r)(?<=\n)(?=[^\s/])",
-    _core.O200K_PATTERN: r"(?r)(?<=\n)(?=[^\s/])",
+    _core.CL100K_PATTERN: _AFTER_NEWLINE,
+    _core.O200K_PATTERN: _AFTER_NEWLINE,
 }
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._io import check_path
+from ._io import SEPARATORS, check_path
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -158,14 +158,15 @@ def load(
             f"load takes the path of a tokenizer file or folder, not a {type(path).__name__} "
             "(in-memory vocab and merges: bytepair.Tokenizer(vocab, merges, ...))"
         )
-    if not os.fspath(path):
+    text = os.fspath(path)
+    if not text:
         # (Path("") is the current folder: load("") read whatever tokenizer was there)
         raise ValueError("load needs the path of a tokenizer file or folder, got ''")
-    text = os.fspath(path)
-    if text.endswith(("/", os.sep)) and not os.path.isdir(text):
+    if text.endswith(SEPARATORS) and not os.path.isdir(text):
         # (Path() drops the separator: load("tok.json/") read tok.json, where open() says
         # it is no folder)
-        code = errno.ENOTDIR if os.path.lexists(text.rstrip("/" + os.sep)) else errno.ENOENT
+        exists = os.path.lexists(text.rstrip("".join(SEPARATORS)))
+        code = errno.ENOTDIR if exists else errno.ENOENT
         raise OSError(code, os.strerror(code), text)
     p = Path(path)
     kind, doc = _sniff(p)

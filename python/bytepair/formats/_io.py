@@ -47,11 +47,15 @@ def write_atomic(path: PathLike, data: str | bytes) -> None:
     write_atomic_many({Path(path): data})
 
 
+# the path separators of this system (a path ending in one names a folder)
+SEPARATORS = tuple(s for s in (os.sep, os.altsep) if s)
+
+
 def refuse_folder_name(path: PathLike) -> None:
     """Raises ``IsADirectoryError`` if ``path`` ends with a path separator: it names a
     folder, where a file is to be written (``"t.json/"`` wrote a file ``t.json``)."""
     name = os.fspath(path)
-    if name.endswith(tuple(s for s in (os.sep, os.altsep) if s)):
+    if name.endswith(SEPARATORS):
         raise IsADirectoryError(
             21, "names a folder (it ends with a path separator); a file is written here", name
         )
