@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any, Union
 
 from ._checks import refuse_mapping
+from .formats._io import names_a_file_as_folder
 
 __all__ = [
     "CorpusDecodeError",
@@ -214,6 +215,9 @@ def _expand_one(path: PathLike, hint: str) -> list[str]:
         if found:
             return _once(found)
         raise FileNotFoundError(2, "No file matches the glob pattern" + hint, p)
+    if names_a_file_as_folder(p):
+        # ("c.txt/": the file is there, as open() says; "No such file" misled, QA)
+        raise NotADirectoryError(20, "Not a directory", p)
     raise FileNotFoundError(2, "No such file or directory" + hint, p)
 
 

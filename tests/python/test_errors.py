@@ -84,6 +84,21 @@ def test_directory_as_corpus_file(tmp_path: Path) -> None:
         assert not isinstance(e.value, FileNotFoundError)
 
 
+def test_corpus_file_named_with_a_trailing_separator(tmp_path: Path) -> None:
+    # "c.txt/" names a file as a folder: "Not a directory", as open() says (QA: "No such
+    # file or directory", though the file is there); nothing there: not found
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n", encoding="utf-8")
+    with pytest.raises(NotADirectoryError) as ref:
+        open(f"{corpus}/")  # noqa: SIM115
+    for call in (lambda p: bytepair.train(p, 300), bytepair.count):
+        with pytest.raises(NotADirectoryError) as e:
+            call(f"{corpus}/")
+        assert e.value.filename == f"{corpus}/" and e.value.errno == ref.value.errno
+        with pytest.raises(FileNotFoundError):
+            call(f"{tmp_path}/missing.txt/")
+
+
 @pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can read any file"
 )

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._io import SEPARATORS, check_path
+from ._io import SEPARATORS, check_path, names_a_file_as_folder
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -165,8 +165,7 @@ def load(
     if text.endswith(SEPARATORS) and not os.path.isdir(text):
         # (Path() drops the separator: load("tok.json/") read tok.json, where open() says
         # it is no folder)
-        exists = os.path.lexists(text.rstrip("".join(SEPARATORS)))
-        code = errno.ENOTDIR if exists else errno.ENOENT
+        code = errno.ENOTDIR if names_a_file_as_folder(text) else errno.ENOENT
         raise OSError(code, os.strerror(code), text)
     p = Path(path)
     kind, doc = _sniff(p)

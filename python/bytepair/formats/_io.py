@@ -51,6 +51,16 @@ def write_atomic(path: PathLike, data: str | bytes) -> None:
 SEPARATORS = tuple(s for s in (os.sep, os.altsep) if s)
 
 
+def names_a_file_as_folder(name: str) -> bool:
+    """Whether ``name`` ends with a path separator and names a file (not a folder):
+    ``open()`` says "Not a directory" there, where ``Path()`` drops the separator."""
+    return (
+        name.endswith(SEPARATORS)
+        and not os.path.isdir(name)
+        and os.path.lexists(name.rstrip("".join(SEPARATORS)))
+    )
+
+
 def refuse_folder_name(path: PathLike) -> None:
     """Raises ``IsADirectoryError`` if ``path`` ends with a path separator: it names a
     folder, where a file is to be written (``"t.json/"`` wrote a file ``t.json``)."""
