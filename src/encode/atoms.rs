@@ -116,7 +116,7 @@ fn note(map: &mut FxHashMap<u64, Neighbours>, key: u64, byte: u8, rank: u32) {
 
 impl Atoms {
     /// The atoms of a vocabulary: `ranks` is every ranked token's bytes and rank, `token_id`
-    /// the whole-token lookup, `merge(bytes)` byte-level merging returning the ids and the
+    /// the id of token bytes, `merge(bytes)` byte-level merging returning the ids and the
     /// highest rank merged.
     pub fn new(
         ranks: &FxHashMap<&[u8], u32>,

@@ -2,8 +2,7 @@
 //!
 //! Almost every pre-token is at most 15 bytes. Packed, hashing it is one multiply and
 //! comparing it two word compares, where a loop over its bytes (and a length check, and a
-//! call to `memcmp`) used to be a third of a cache hit. The piece cache and the whole-token
-//! table use the same key and hash.
+//! call to `memcmp`) used to be a third of a cache hit.
 
 /// The longest piece that has a key, in bytes.
 pub const MAX: usize = 15;

@@ -1,10 +1,10 @@
-//! Whole-pre-token lookup: token bytes -> id.
+//! Token bytes -> id, for building an encoder's tables (`build.rs`, `atoms.rs`).
 //!
-//! A pre-token the cache has not seen is first looked up whole. Keyed by `Vec<u8>`, that
-//! lookup follows a pointer to the stored key and calls `memcmp` on it: another cache miss
-//! on a cold path that already misses the cache. Pieces of up to 16 bytes (almost all of
-//! them) are looked up here by value instead, as two words read from the piece plus its
-//! length; longer ones by their bytes.
+//! The construction looks up millions of byte strings (every split of every token). Keyed
+//! by `Vec<u8>`, a lookup follows a pointer to the stored key and calls `memcmp` on it.
+//! Pieces of up to 16 bytes (almost all of them) are looked up here by value instead, as two
+//! words read from the piece plus its length; longer ones by their bytes. (Encoding looks
+//! nothing up whole: `Encoder::unmade_tokens`.)
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 

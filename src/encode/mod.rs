@@ -46,8 +46,10 @@ pub struct Encoder {
     byte_ids: [Rank; 256],
     /// (rank, id) of every pair of single bytes, at `a << 8 | b` (`merge::NONE`: no token).
     byte_pairs: Box<[(u32, Rank)]>,
-    /// Whole pre-token lookup: mergeable token bytes -> id (lowest id on duplicates).
-    token_ids: TokenIds,
+    /// The tokens that merging their own bytes does not make, bytes -> id (lowest id on
+    /// duplicates): the only pre-tokens that are one id where merging would give others.
+    /// None in the OpenAI encodings nor in trained ones (`unmade_tokens`).
+    unmade: FxHashMap<Box<[u8]>, Rank>,
     /// (left id, right id) -> (rank of the concatenation, its id).
     pair_table: PairTable,
     /// Characters that merging may start from whole (`atoms.rs`).
@@ -156,10 +158,10 @@ impl Encoder {
         // (the maps by bytes and the tokens are freed on return, not as soon as done with:
         // freed earlier, the tables built after them took their place in memory, and the
         // first encode after the construction was 15% slower on code; how, not found)
-        Ok(Self {
+        let mut enc = Self {
             byte_ids,
             byte_pairs,
-            token_ids: lookup,
+            unmade: FxHashMap::default(),
             pair_table,
             atoms,
             decoder,
@@ -167,7 +169,32 @@ impl Encoder {
             specials: matcher,
             pretok,
             cache: PieceCache::default(),
-        })
+        };
+        enc.unmade = enc.unmade_tokens(&token_ids);
+        Ok(enc)
+    }
+
+    /// The tokens whose bytes merging alone does not encode as their id (lowest id on
+    /// duplicates). tiktoken looks every pre-token up whole before merging it; but merging
+    /// makes a token from its own bytes unless the vocabulary has a token no merge reaches,
+    /// so only those are kept for a lookup. The lookup before every merge, in a map of the
+    /// whole vocabulary (4-9 MB, so a line from memory for each pre-token the piece cache
+    /// missed), cost 2-5% of the time of cold English, code and multilingual text (3 MB
+    /// slices, one thread, cl100k and o200k, paired in one process).
+    fn unmade_tokens(&self, token_ids: &FxHashMap<&[u8], Rank>) -> FxHashMap<Box<[u8]>, Rank> {
+        let tokens: Vec<(&[u8], Rank)> = token_ids.iter().map(|(&b, &id)| (b, id)).collect();
+        let unmade = on_every_cpu(&tokens, |part| {
+            let (mut ids, mut unmade) = (Vec::new(), Vec::new());
+            for &(bytes, id) in part {
+                ids.clear();
+                self.merge(bytes, &mut ids);
+                if ids[..] != [id] {
+                    unmade.push((Box::from(bytes), id));
+                }
+            }
+            unmade
+        });
+        unmade.into_iter().collect()
     }
 
     /// The special tokens, in registration order, with their ids.
@@ -179,12 +206,20 @@ impl Encoder {
             .zip(self.special_ids.iter().copied())
     }
 
-    /// Encodes one pre-token's bytes, appending ids to `out`.
+    /// Encodes one pre-token's bytes, appending ids to `out`: a pre-token that is a token is
+    /// its id (tiktoken's rule), else the ids of merging its bytes.
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>) {
-        if let Some(id) = self.token_ids.get(piece) {
-            out.push(id);
-            return;
+        if !self.unmade.is_empty() {
+            if let Some(&id) = self.unmade.get(piece) {
+                out.push(id);
+                return;
+            }
         }
+        self.merge(piece, out)
+    }
+
+    /// Merges one pre-token's bytes, appending the ids to `out`.
+    fn merge(&self, piece: &[u8], out: &mut Vec<Rank>) {
         merge::byte_pair_merge(
             piece,
             &self.byte_ids,
@@ -526,15 +561,16 @@ mod tests {
         parts.iter().map(|p| id(p).unwrap()).collect()
     }
 
-    /// Keeping only the pair of each token that merging joins (`reachable_pairs`) changes no
-    /// ids: random vocabularies over a few bytes with random ranks (most tokens of several
-    /// splits, some never made by merging), random pieces, against BPE of byte strings with
-    /// every token.
+    /// Keeping only the pair of each token that merging joins (`reachable_pairs`), and only
+    /// the tokens merging does not make for a whole-piece lookup (`unmade_tokens`), changes
+    /// no ids: random vocabularies over a few bytes with random ranks (most tokens of several
+    /// splits, some never made by merging), random pieces and every token as a piece,
+    /// against BPE of byte strings with every token.
     #[test]
     fn one_pair_per_token_changes_no_ids() {
         let mut rng = crate::test_rng(7);
         let letters = b"ab\xc3\xa9";
-        let (mut dropped, mut pieces) = (0, 0);
+        let (mut dropped, mut pieces, mut unmade) = (0, 0, 0);
         for vocab in 0..60 {
             // every two-letter string, then random strings of 3-7 letters, ranks shuffled
             let mut tokens: Vec<Vec<u8>> = Vec::new();
@@ -561,8 +597,12 @@ mod tests {
                 })
                 .sum();
             dropped += splits - enc.pair_table.entries().count();
-            for _ in 0..300 {
-                let piece: Vec<u8> = (0..1 + rng(14)).map(|_| letters[rng(4)]).collect();
+            unmade += enc.unmade.len();
+            let random = (0..300).map(|_| (0..1 + rng(14)).map(|_| letters[rng(4)]).collect());
+            for piece in random
+                .chain(tokens.iter().cloned())
+                .collect::<Vec<Vec<u8>>>()
+            {
                 let mut got = Vec::new();
                 enc.encode_piece(&piece, &mut got);
                 assert_eq!(
@@ -574,7 +614,8 @@ mod tests {
             }
         }
         assert!(dropped > 500, "only {dropped} splits left out");
-        assert_eq!(pieces, 60 * 300);
+        assert!(unmade > 500, "only {unmade} tokens merging does not make");
+        assert_eq!(pieces, 60 * (300 + 80));
     }
 
     /// Merging from atoms (whole characters, `atoms.rs`) gives the ids of merging from bytes,
@@ -707,6 +748,22 @@ mod tests {
         .unwrap();
         assert_eq!(enc.encode_ordinary("abc").unwrap(), [257]);
         assert_eq!(enc.encode_ordinary("abcd").unwrap(), [256, 99, 100]);
+        assert_eq!(enc.unmade.len(), 1);
+    }
+
+    #[test]
+    fn duplicated_bytes_are_the_lowest_id() {
+        // "ab" twice: id 256 made by no merge, id 257 by a + b. Merging makes the lowest id
+        // of the bytes (the pair table's), so a whole pre-token needs no lookup.
+        let enc = Encoder::new(
+            bytes_only_plus(&[(b"ab", None), (b"ab", Some(0))]),
+            vec![],
+            "gpt2",
+        )
+        .unwrap();
+        assert_eq!(enc.encode_ordinary("ab").unwrap(), [256]);
+        assert_eq!(enc.encode_ordinary("abab").unwrap(), [256, 256]);
+        assert!(enc.unmade.is_empty());
     }
 
     #[test]
