@@ -459,10 +459,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     for path in args.files:
         if not os.path.exists(path) and not glob.has_magic(path):
-            raise CLIError(f"{path}: No such file or directory")
+            raise CLIError(f"{path}: {_why_missing(path)}")
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):  # fail before training, not after
-        raise CLIError(f"{args.output}: cannot write there, folder {out_dir} does not exist")
+        raise CLIError(f"{args.output}: cannot write there, {_not_a_folder(out_dir)}")
     if os.path.isdir(args.output):
         raise CLIError(f"{args.output}: is a folder; give a file name for the tokenizer")
     if os.path.exists(args.output):
@@ -591,7 +591,7 @@ def _encode_to_file(tok, args: argparse.Namespace) -> int:  # type: ignore[no-un
         )
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):  # fail before encoding, not after
-        raise CLIError(f"{args.output}: cannot write there, folder {out_dir} does not exist")
+        raise CLIError(f"{args.output}: cannot write there, {_not_a_folder(out_dir)}")
     # the tokenizer's own file(s) are never overwritten with ids
     tok_path = os.path.realpath(args.tokenizer)
     outs = {os.path.realpath(args.output), os.path.realpath(sidecar_path(args.output))}
@@ -903,7 +903,7 @@ def _load_any(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
                 )
             return bytepair.get_encoding(path)
         raise CLIError(
-            f"{path}: No such file or directory (nor the name of an OpenAI encoding: "
+            f"{path}: {_why_missing(path)} (nor the name of an OpenAI encoding: "
             f"{_encoding_names()})"
         )
     _note_shadowed_encoding(path, path)
@@ -1025,7 +1025,7 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
         if path in bytepair.list_encoding_names():
             return bytepair.get_encoding(path)
         raise CLIError(
-            f"{path}: No such file or directory (the tokenizer, {flag}; or the name of an "
+            f"{path}: {_why_missing(path)} (the tokenizer, {flag}; or the name of an "
             f"OpenAI encoding: {_encoding_names()})"
         )
     _note_shadowed_encoding(path, f"{flag} {path}")
@@ -1035,6 +1035,24 @@ def _load_tokenizer(path: str, flag: str = "-t"):  # type: ignore[no-untyped-def
         if is_rank_file:  # bytepair.load would ask for pattern=, which no flag here gives
             raise CLIError(f"{path}: {_rank_file_hint(path, flag)}")
     return bytepair.load(path)
+
+
+def _not_a_folder(folder: str) -> str:
+    """Why ``folder`` cannot hold an output: it is a file, or it does not exist."""
+    if os.path.exists(folder):
+        return f"{folder} is a file, not a folder"
+    return f"folder {folder} does not exist"
+
+
+def _why_missing(path: str) -> str:
+    """Why ``path`` cannot be read, in the system's words: "Not a directory" for a file
+    named as a folder ("c.txt/", "c.txt/x"), as ``cat`` says, else "No such file or
+    directory"."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.strerror or "No such file or directory"
+    return "No such file or directory"
 
 
 def _note_shadowed_encoding(path: str, what: str) -> None:

@@ -200,6 +200,8 @@ def encode_to_file(
     tok._check_special_names(allowed_special)  # a mistyped name fails now, not after hours
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
+        if os.path.exists(folder):  # (QA: "c.txt/out.bin" said "No such folder")
+            raise NotADirectoryError(20, "is a file, not a folder for the output", folder)
         raise FileNotFoundError(2, "No such folder for the output", folder)
     # written through symlinks; a folder, device or fifo there is refused before any work
     out_real = os.fspath(replaceable_path(out))

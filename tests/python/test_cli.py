@@ -587,6 +587,40 @@ def test_train_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert not out.exists()
 
 
+def test_file_named_as_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # "c.txt/" or "c.txt/x" name a file as a folder: the system's words, "Not a directory",
+    # as cat says (QA: "No such file or directory", though c.txt is there)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world hello\n", encoding="utf-8")
+    out = tmp_path / "t.json"
+    with pytest.raises(NotADirectoryError) as ref:
+        os.stat(f"{corpus}/")
+    for path in (f"{corpus}/", f"{corpus}/x"):
+        assert main(["train", path, "--vocab-size", "300", "-o", str(out)]) == 1
+        assert one_error_line(capsys.readouterr().err) == (
+            f"bytepair: error: {path}: {ref.value.strerror}"
+        )
+        assert not out.exists()
+    assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(out)]) == 0
+    capsys.readouterr()
+    for flag in (["-t", f"{out}/"], ["-t", f"{out}/x"]):
+        assert main(["encode", *flag, str(corpus)]) == 1
+        assert f"{flag[1]}: {ref.value.strerror} (the tokenizer, -t" in one_error_line(
+            capsys.readouterr().err
+        )
+    # the output's folder is a file: said so, nothing written
+    assert main(["train", str(corpus), "--vocab-size", "300", "-o", f"{corpus}/t.json"]) == 1
+    assert one_error_line(capsys.readouterr().err) == (
+        f"bytepair: error: {corpus}/t.json: cannot write there, {corpus} is a file, not a folder"
+    )
+    tok = bytepair.load(out)
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder for the output"):
+        bytepair.encode_to_file(tok, corpus, corpus / "ids.bin")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder for 't2.json'"):
+        tok.save(corpus / "t2.json")
+    assert corpus.read_text(encoding="utf-8") == "hello world hello\n"
+
+
 def test_train_vocab_size_too_small(
     story_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

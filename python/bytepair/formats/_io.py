@@ -88,12 +88,15 @@ def replaceable_path(path: PathLike) -> Path:
         IsADirectoryError: ``path`` is a folder.
         FileNotFoundError: the folder of ``path`` (or of the file its symlink names) does not
             exist.
+        NotADirectoryError: that folder's name is a file's (``"c.txt/t.json"``).
         OSError: ``path`` is a device, fifo or socket.
     """
     if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
         # (also /dev/stdout, whose real path is a pipe's, which names no folder)
         raise OSError(f"{os.fspath(path)}: is not a regular file (a device or fifo)")
     real = Path(os.path.realpath(path))
+    if real.parent.exists() and not real.parent.is_dir():
+        raise NotADirectoryError(20, f"is a file, not a folder for {real.name!r}", str(real.parent))
     if not real.parent.is_dir():  # (name the path given, not our temporary file)
         why = (
             f"No such folder for the file this symlink names ({real})"
