@@ -150,7 +150,7 @@ def encode_to_file(
     inputs: PathLike | Iterable[PathLike] | Iterable[str],
     out: PathLike,
     *,
-    eot: bool | str = False,
+    eot: bool | str | None = False,
     allowed_special: AllowedSpecial = frozenset(),
     num_threads: int | None = None,
     progress: bool | None = None,
@@ -170,7 +170,8 @@ def encode_to_file(
             written through (the link stays), a folder, device or fifo is refused.
         eot: ``True`` puts ``<|endoftext|>`` after every document; a string names another
             special token to put there (or a token of that text: GPT-2's ``vocab.json``
-            has ``<|endoftext|>`` as id 50256 without declaring it special).
+            has ``<|endoftext|>`` as id 50256 without declaring it special). ``False`` or
+            ``None``: nothing between documents.
         allowed_special: special tokens whose text becomes their id (``"all"`` for all);
             the text of any other special token is encoded as ordinary text.
         num_threads: threads for encoding (default: one per core).
@@ -185,6 +186,7 @@ def encode_to_file(
     Raises:
         ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, or
             bad input data (as ``iter_chunks``: invalid UTF-8, bad jsonl).
+        TypeError: ``eot`` is not a bool, str or None.
         TypeError: ``inputs`` is a dict (any mapping), bytes or not iterable; an item of an
             iterable is not a ``str``.
         OSError: an input cannot be read or the output cannot be written (or is a folder,
@@ -488,11 +490,15 @@ class _Writer:
         self._bar.add_tokens(len(arr))
 
 
-def _eot_id(tok: Tokenizer, eot: bool | str) -> int | None:
+def _eot_id(tok: Tokenizer, eot: bool | str | None) -> int | None:
     """The id to put after each document: a special token's, or (GPT-2's vocab.json loaded
     without special tokens) the id of the ordinary token with exactly that text."""
-    if eot is False:
+    if eot is False or eot is None:
         return None
+    if not isinstance(eot, (bool, str)):  # (QA: eot=5 was "'int' object has no attribute")
+        raise TypeError(
+            f"eot must be True, False or the name of a special token, got {type(eot).__name__}"
+        )
     name = "<|endoftext|>" if eot is True else eot
     specials = tok.special_tokens
     if name in specials:
@@ -504,7 +510,8 @@ def _eot_id(tok: Tokenizer, eot: bool | str) -> int | None:
     have = ", ".join(map(repr, specials)) or "none"
     raise ValueError(
         f"the tokenizer has no special token {name!r} to end documents with "
-        f"(its special tokens: {have}); train it with --special-token {name!r}"
+        f"(its special tokens: {have}); train it with that special token "
+        f"(train(..., special_tokens=[{name!r}]), CLI --special-token {name!r})"
     )
 
 

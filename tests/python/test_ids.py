@@ -335,6 +335,22 @@ def test_a_failed_run_leaves_no_file(story_tok: bytepair.Tokenizer, tmp_path: Pa
         bytepair.encode_to_file(bytepair.train(iter(["ab"]), 257), bad, out, eot=True)
 
 
+def test_eot_types(story_tok, tmp_path: Path) -> None:
+    # None is False (no id between documents); another type is a TypeError naming what
+    # is taken (QA: eot=5 and eot=None were "'int' object has no attribute 'encode'")
+    src = tmp_path / "docs.jsonl"
+    src.write_text('{"text": "one"}\n{"text": "two"}\n', encoding="utf-8")
+    out = tmp_path / "ids.npy"
+    bytepair.encode_to_file(story_tok, src, out, eot=None, progress=False)
+    assert bytepair.open_ids(out).tolist() == expected(story_tok, ["one", "two"], eot=False)
+    for bad in (5, 1.0, b"<|endoftext|>", ["<|endoftext|>"]):
+        with pytest.raises(TypeError, match="eot must be True, False or the name of a special"):
+            bytepair.encode_to_file(story_tok, src, tmp_path / "x.npy", eot=bad, progress=False)
+    with pytest.raises(ValueError, match=r"special_tokens=\['<\|x\|>'\]\), CLI --special-token"):
+        bytepair.encode_to_file(story_tok, src, tmp_path / "x.npy", eot="<|x|>", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "ids.npy", "ids.npy.json"]
+
+
 def test_progress_bar_shows_bytes_and_tokens(
     story_tok: bytepair.Tokenizer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
