@@ -186,15 +186,17 @@ def encode_to_file(
     Raises:
         ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, or
             bad input data (as ``iter_chunks``: invalid UTF-8, bad jsonl).
-        TypeError: ``eot`` is not a bool, str or None.
+        TypeError: ``tok`` is not a ``Tokenizer``; ``eot`` is not a bool, str or None.
         TypeError: ``inputs`` is a dict (any mapping), bytes or not iterable; an item of an
             iterable is not a ``str``.
         OSError: an input cannot be read or the output cannot be written (or is a folder,
             device or fifo); ``FileExistsError`` when the sidecar's path holds a file that
             bytepair did not write (``out="ids"`` would replace ``ids.json``).
     """
-    from .tokenizer import _read_once
+    from .tokenizer import Tokenizer, _read_once
 
+    if not isinstance(tok, Tokenizer):  # (an int was "has no attribute '_check_special_names'")
+        raise TypeError(f"tok must be a bytepair Tokenizer, got {type(tok).__name__}")
     out = os.fspath(out)
     refuse_folder_name(out)  # (QA: "ids.npy/" was refused naming its sidecar "ids.npy/.json")
     eot_id = _eot_id(tok, eot)
