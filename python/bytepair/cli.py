@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
+    if getattr(args, "output", None) == "":  # (QA: -o '' said "<cwd>: is a folder")
+        return _fail("the output's name is empty (-o / OUT)", code=2)
     try:
         with _stop_signals(), warnings.catch_warnings():
             # the library's warnings (truncated pre-tokens, ...) as one line each, in the CLI's
@@ -929,6 +931,10 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     tok = _load_any(args, args.input)
     if args.to != "gpt2" and os.path.isdir(args.output):
         raise CLIError(f"{args.output}: is a folder; --to {args.to} writes a file")
+    if _tokenizer_files(args.input) & _tokenizer_files(args.output, args.to == "gpt2"):
+        # (QA: `convert t.json t.json --to tiktoken` replaced the tokenizer with a rank file,
+        # its pattern and special tokens lost)
+        raise CLIError(f"{args.output}: is the input tokenizer's file; not overwriting it")
     tok.save(args.output, format=args.to)
     specials = _plural(len(tok.special_tokens), "special token")
     if args.to == "tiktoken" and tok.special_tokens:
@@ -939,6 +945,15 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _tokenizer_files(path: str, folder: bool | None = None) -> set[str]:
+    """The real paths of the files of a tokenizer at ``path``: a GPT-2 folder's two files
+    (``folder`` None: if ``path`` is a folder), else the file itself."""
+    if folder is None:
+        folder = os.path.isdir(path)
+    names = [os.path.join(path, n) for n in ("vocab.json", "merges.txt")] if folder else [path]
+    return {os.path.realpath(n) for n in names}
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:

@@ -122,6 +122,35 @@ def test_convert_errors(tok_file: Path, tmp_path: Path, capsys) -> None:
     assert main(["convert", str(tok_file), str(tmp_path), "--to", "hf"]) == 1
     assert "is a folder; --to hf writes a file" in one_error_line(capsys.readouterr().err)
     assert main(["convert", str(tok_file), "x", "--to", "sentencepiece"]) == 2
+    capsys.readouterr()
+    assert main(["convert", str(tok_file), "", "--to", "hf"]) == 2
+    assert "the output's name is empty" in one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("fmt", ["native", "gpt2", "tiktoken", "hf"])
+def test_convert_never_overwrites_its_input(tok_file: Path, fmt: str, tmp_path: Path, capsys):
+    # (QA: `convert t.json t.json --to tiktoken` replaced the tokenizer with a rank file,
+    # losing its pattern and special tokens): the same file, through a symlink or another
+    # spelling, and a GPT-2 folder onto itself, are refused, the input left as it was
+    own = tmp_path / "t.json"
+    own.write_bytes(tok_file.read_bytes())
+    link = tmp_path / "link.json"
+    link.symlink_to(own)
+    folder = tmp_path / "g"
+    assert main(["convert", str(own), str(folder), "--to", "gpt2"]) == 0
+    capsys.readouterr()
+    before = {p: p.read_bytes() for p in (own, folder / "vocab.json", folder / "merges.txt")}
+    source, outs = (
+        (folder, [folder]) if fmt == "gpt2" else (own, [own, link, tmp_path / "./t.json"])
+    )
+    for out in outs:
+        assert main(["convert", str(source), str(out), "--to", fmt]) == 1
+        assert "is the input tokenizer's file; not overwriting it" in one_error_line(
+            capsys.readouterr().err
+        )
+    assert {p: p.read_bytes() for p in before} == before
+    # into another file it goes
+    assert main(["convert", str(own), str(tmp_path / "other"), "--to", fmt]) == 0
 
 
 def test_inspect(tok_file: Path, data_dir: Path, capsys) -> None:
