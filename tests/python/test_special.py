@@ -112,6 +112,41 @@ def test_default_raises_naming_the_token(
     assert gpt2.encode_ordinary(EOT) == [27, 91, 437, 1659, 5239, 91, 29]
 
 
+def test_default_call_takes_the_general_way_where_it_must(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding
+) -> None:
+    # `encode(text)` with the default policy goes straight to the core (its fast way); the
+    # same policy spelled otherwise (`set()`, `frozenset()` built anew) takes the general
+    # way. Both give tiktoken's outcome on texts the fast way cannot answer alone: special
+    # tokens (refused), lone and paired surrogates (fixed as tiktoken fixes them), and both
+    fresh_empty = frozenset(["x"]) - {"x"}  # (an empty frozenset that is not the default)
+    for text in [
+        "",
+        "hello world",
+        f"Hello{EOT}",
+        "a\ud800b",
+        "\ud83d\ude00 hi",
+        f"\ud800{PAD}",
+        "<|endoftext\ud800|>",
+        f"{EOT[:5]}\udfff{EOT[5:]}",
+    ]:
+        want = outcome(gpt2_enc.encode, text)
+        assert outcome(gpt2.encode, text) == want, text
+        for allowed in (set(), fresh_empty):
+            got = outcome(gpt2.encode, text, allowed_special=allowed, disallowed_special="all")
+            assert got == want, (text, allowed)
+    # decode's fast way (a list) and its general one (a tuple, an array) agree, and say the
+    # same errors
+    ids = gpt2_enc.encode("Hello world, hi")
+    assert gpt2.decode(ids) == gpt2.decode(tuple(ids)) == "Hello world, hi"
+    for bad in ([1, -1], [2**40], ["1"], [1.5]):
+        with pytest.raises((KeyError, TypeError)) as fast:
+            gpt2.decode(bad)
+        with pytest.raises((KeyError, TypeError)) as general:
+            gpt2.decode(tuple(bad))
+        assert (type(fast.value), str(fast.value)) == (type(general.value), str(general.value))
+
+
 def _stream(tok: bytepair.Tokenizer, chunks: list[str], **kw: object) -> list[int]:
     return list(tok.encode_iterable(chunks, **kw))
 
