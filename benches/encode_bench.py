@@ -95,24 +95,33 @@ def split_lines(text: str) -> list[str]:
 # ====================================================================== the libraries
 
 
-def build(name: str, data: Path, threads: int) -> tuple[dict[str, Encoder], dict[str, str]]:
-    """Each library's encoder for ``name``, built offline; and why any library is missing."""
+def encoding_spec(name: str, data: Path) -> tuple[Path, str, dict[str, int]]:
+    """The rank file, pattern and special tokens of the encoding ``name`` in the shared data."""
+    spec = json.loads((data / "tiktoken" / "encodings.json").read_text(encoding="utf-8"))
+    base = "r50k_base" if name == "gpt2" else name
+    return (
+        data / "tiktoken" / f"{base}.tiktoken",
+        spec[base]["pat_str"],
+        spec[base]["special_tokens"],
+    )
+
+
+def tiktoken_encoding(name: str, data: Path) -> Any:
+    """tiktoken's encoding ``name``, built offline from the shared data."""
     import tiktoken
     import tiktoken.load
 
+    ranks_path, pat, specials = encoding_spec(name, data)
+    ranks = tiktoken.load.load_tiktoken_bpe(str(ranks_path))
+    return tiktoken.Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials)
+
+
+def build(name: str, data: Path, threads: int) -> tuple[dict[str, Encoder], dict[str, str]]:
+    """Each library's encoder for ``name``, built offline; and why any library is missing."""
     import bytepair
 
-    spec = json.loads((data / "tiktoken" / "encodings.json").read_text(encoding="utf-8"))
-    base = "r50k_base" if name == "gpt2" else name
-    ranks_path = data / "tiktoken" / f"{base}.tiktoken"
-    pat = spec[base]["pat_str"]
-    specials = spec[base]["special_tokens"]
-    tt = tiktoken.Encoding(
-        name,
-        pat_str=pat,
-        mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(ranks_path)),
-        special_tokens=specials,
-    )
+    tt = tiktoken_encoding(name, data)
+    ranks_path, pat, specials = encoding_spec(name, data)
     os.environ.setdefault("BYTEPAIR_DATA", str(data))
     bp = bytepair.get_encoding(name)
     libs: dict[str, Encoder] = {
@@ -470,6 +479,93 @@ def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], No
     )
 
 
+def per_call(data: Path, log: Callable[[str], None], n_lines: int = 20_000) -> str:
+    """Microseconds per call on short texts, one call each (a prompt, a chat message, a line):
+    where what a library does around the encoding (checking the special-token policy,
+    converting arguments) costs as much as the encoding. cl100k_base; lines of an English
+    slice; the ids decoded are tiktoken's. One thread (pinned), best of 3 passes over the
+    lines, after a pass that warms every cache up (short texts repeat their words)."""
+    import bytepair
+
+    os.environ.setdefault("BYTEPAIR_DATA", str(data))
+    tt = tiktoken_encoding("cl100k_base", data)
+    bp = bytepair.get_encoding("cl100k_base")
+    lines = [line for line in slices(data, "english", 2, 2_000_000)[1].splitlines() if line]
+    lines = lines[:n_lines]
+    ids = [tt.encode_ordinary(line) for line in lines]
+    calls: dict[str, dict[str, Callable[[Any], Any]]] = {
+        "bytepair": {
+            "encode": bp.encode,
+            "encode_ordinary": bp.encode_ordinary,
+            "decode": bp.decode,
+        },
+        "tiktoken": {
+            "encode": tt.encode,
+            "encode_ordinary": tt.encode_ordinary,
+            "decode": tt.decode,
+        },
+    }
+    try:
+        import fastokens
+
+        ranks = str(data / "tiktoken" / "cl100k_base.tiktoken")
+        ft = fastokens.Tokenizer.from_tiktoken(ranks, encoding="cl100k_base")
+        calls["fastokens"] = {
+            "encode": lambda t: ft.encode(t).ids,
+            "encode_ordinary": lambda t: ft.encode_ordinary(t).ids,
+            "decode": ft.decode,
+        }
+    except ImportError:
+        pass
+    all_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(all_cpus)})
+    rows = []
+    try:
+        for what in ("encode", "encode_ordinary", "decode"):
+            inputs = ids if what == "decode" else lines
+            us = {}
+            for lib, fns in calls.items():
+                f = fns[what]
+                got = [f(x) for x in inputs]  # (warm-up, and the answers checked)
+                want = lines if what == "decode" else ids
+                if got != want:
+                    raise SystemExit(f"per call: {lib} {what} differs from tiktoken")
+                best = math.inf
+                for _ in range(3):
+                    gc.collect()
+                    gc.disable()
+                    t0 = time.perf_counter()
+                    for x in inputs:
+                        f(x)
+                    best = min(best, time.perf_counter() - t0)
+                    gc.enable()
+                us[lib] = best / len(inputs) * 1e6
+            log("    " + what + ": " + ", ".join(f"{k} {v:.2f} us" for k, v in us.items()))
+            fastest = min((v, k) for k, v in us.items() if k != "bytepair")
+            rows.append(
+                f"| `{what}` | "
+                + " | ".join(f"{us[k]:.2f}" if k in us else "—" for k in calls)
+                + f" | {fmt_ratio(fastest[0] / us['bytepair'])} ({fastest[1]}) |"
+            )
+    finally:
+        os.sched_setaffinity(0, all_cpus)
+    chars = sum(map(len, lines)) / len(lines)
+    return "\n".join(
+        [
+            "### Per call: short texts one at a time (cl100k, English, one thread)",
+            "",
+            f"{len(lines):,} lines of an English slice ({chars:.0f} characters on average), one "
+            "call each; `decode` of tiktoken's ids of each line. Microseconds per call, best of "
+            "3 passes after a warm-up pass (whose answers are checked against tiktoken's). Ratio: "
+            "the fastest peer's time over bytepair's.",
+            "",
+            "| call | " + " | ".join(f"{k} us" for k in calls) + " | vs fastest peer |",
+            "|---|" + "---:|" * len(calls) + "---:|",
+            *rows,
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--quick", action="store_true", help="1 MB slices, 1 timed repeat")
@@ -527,13 +623,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             del libs
     log("threads: bytepair batch speedup")
     threads = thread_speedup(data, args, log)
+    log("per call: short texts one at a time")
+    calls = per_call(data, log)
     header = {
         "when": now(),
         "machine": machine_line(),
         "versions": versions("tiktoken", "fastokens", "bpe-openai", "tokenizers"),
         "load": other_load(snap, cpu_snapshot()),
     }
-    text = report(results, args, header) + "\n\n" + threads
+    text = report(results, args, header) + "\n\n" + threads + "\n\n" + calls
     write_section(args.out, "encoding", text)
     print(text)
 
