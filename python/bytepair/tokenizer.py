@@ -35,6 +35,7 @@ _STREAM_CHUNK = 1 << 18  # characters buffered before looking for a cut
 
 # The default `allowed_special`, told from any other value by identity (`encode`'s fast way).
 _NO_SPECIALS: frozenset[str] = frozenset()
+_COLLECTIONS = (tuple, list, set, frozenset)
 
 
 class Tokenizer:
@@ -395,17 +396,26 @@ class Tokenizer:
         >>> tok.encode("a<|endoftext|>", allowed_special="all")
         [97, 256]
         """
-        if allowed_special is _NO_SPECIALS and disallowed_special == "all":
-            # tiktoken's default policy, the common call, straight to the core: on short
-            # texts (a line of 60 characters, 0.8 us) the checks below took as long again
-            # as the encoding. What it cannot answer (a special token's text, surrogates)
-            # takes the general way.
+        # The common policies straight to the core: on short texts (a line of 60 characters,
+        # 0.8 us) the general checks below took as long again as the encoding. What the
+        # core cannot answer alone (a special token's text, surrogates) takes the general way.
+        if allowed_special is _NO_SPECIALS:
+            if disallowed_special == "all":  # tiktoken's default
+                try:
+                    ids = self._core.encode_ordinary(text, bool(self._special_tokens))
+                except UnicodeEncodeError:
+                    ids = None
+                if type(ids) is list:
+                    return ids
+            elif disallowed_special is None or (
+                type(disallowed_special) in _COLLECTIONS and not disallowed_special
+            ):  # none allowed, none refused (`disallowed_special=()`): ordinary text
+                return self.encode_ordinary(text)
+        elif allowed_special == "all" and disallowed_special == "all":
             try:
-                ids = self._core.encode_ordinary(text, bool(self._special_tokens))
+                return self._core.encode(text, None)
             except UnicodeEncodeError:
-                ids = None
-            if type(ids) is list:
-                return ids
+                pass
         allowed_special, disallowed_special = _read_once(allowed_special, disallowed_special)
         try:
             return self._encode(text, allowed_special, disallowed_special)

@@ -115,11 +115,13 @@ def test_default_raises_naming_the_token(
 def test_default_call_takes_the_general_way_where_it_must(
     gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding
 ) -> None:
-    # `encode(text)` with the default policy goes straight to the core (its fast way); the
-    # same policy spelled otherwise (`set()`, `frozenset()` built anew) takes the general
-    # way. Both give tiktoken's outcome on texts the fast way cannot answer alone: special
-    # tokens (refused), lone and paired surrogates (fixed as tiktoken fixes them), and both
+    # `encode(text)` with the common policies (the default, `disallowed_special=()`,
+    # `allowed_special="all"`) goes straight to the core (its fast way); the same policies
+    # spelled otherwise (`set()`, `frozenset()` built anew, the set of every special token)
+    # take the general way. Both give tiktoken's outcome on texts the fast way cannot answer
+    # alone: special tokens, lone and paired surrogates (fixed as tiktoken fixes them), both
     fresh_empty = frozenset(["x"]) - {"x"}  # (an empty frozenset that is not the default)
+    every = set(gpt2.special_tokens_set)
     for text in [
         "",
         "hello world",
@@ -135,6 +137,13 @@ def test_default_call_takes_the_general_way_where_it_must(
         for allowed in (set(), fresh_empty):
             got = outcome(gpt2.encode, text, allowed_special=allowed, disallowed_special="all")
             assert got == want, (text, allowed)
+        want = gpt2_enc.encode(text, disallowed_special=())
+        for none in ((), [], set(), frozenset(), None):
+            assert gpt2.encode(text, disallowed_special=none) == want, (text, none)
+            assert gpt2.encode(text, allowed_special=set(), disallowed_special=none) == want
+        want = gpt2_enc.encode(text, allowed_special="all")
+        assert gpt2.encode(text, allowed_special="all") == want, text
+        assert gpt2.encode(text, allowed_special=every) == want, text
     # decode's fast way (a list) and its general one (a tuple, an array) agree, and say the
     # same errors
     ids = gpt2_enc.encode("Hello world, hi")
