@@ -261,10 +261,29 @@ def run(vocab_sizes: Sequence[int] = (300, 600), out: TextIO | None = None) -> i
     say(_wrap(ordinary, " ", "  disallowed_special=():  ", _WIDTH))
     say()
     say("Try it on your own text:")
+    activate = _activate_hint()
+    if activate:
+        say(f"  {activate}   # first: puts the bytepair command on your PATH")
     say("  bytepair train corpus.txt --vocab-size 1000 --special-token '<|endoftext|>' -o tok.json")
     say("  bytepair encode -t tok.json input.txt > ids.txt")
     say("  bytepair decode -t tok.json ids.txt > copy.txt   # the same bytes as input.txt")
     return 0 if all_ok else 1
+
+
+def _activate_hint() -> str | None:
+    """The command that activates the virtual environment this runs in, if its ``bytepair``
+    command is not on PATH (``make demo`` runs ``.venv/bin/bytepair`` without activating:
+    QA, the commands suggested after it said "command not found")."""
+    import os
+    import shutil
+
+    bin_dir = os.path.dirname(sys.executable)
+    if sys.prefix == sys.base_prefix or not os.path.exists(os.path.join(bin_dir, "activate")):
+        return None
+    found = shutil.which("bytepair")
+    if found and os.path.samefile(os.path.dirname(found), bin_dir):
+        return None
+    return f". {os.path.relpath(os.path.join(bin_dir, 'activate'))}"
 
 
 def _show(token: bytes) -> str:

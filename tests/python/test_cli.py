@@ -543,6 +543,22 @@ def test_demo(capsys: pytest.CaptureFixture[str]) -> None:
         assert lengths == sorted(lengths, reverse=True) and lengths[0] > lengths[-1]
 
 
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="not run in a virtual environment")
+def test_demo_says_how_to_activate(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `make demo` runs .venv/bin/bytepair without activating the venv: the commands it then
+    # suggests need `. .venv/bin/activate` first (QA), unless the venv's bin is on PATH
+    bin_dir = os.path.dirname(sys.executable)
+    if not os.path.exists(os.path.join(bin_dir, "activate")):
+        pytest.skip("no activate script beside the interpreter")
+    monkeypatch.setenv("PATH", os.defpath)
+    hint = demo._activate_hint()
+    assert hint is not None and hint.startswith(". ")
+    assert os.path.samefile(hint[2:], os.path.join(bin_dir, "activate"))
+    if os.path.exists(os.path.join(bin_dir, "bytepair")):
+        monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.defpath)
+        assert demo._activate_hint() is None
+
+
 def test_demo_more_sizes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--vocab-sizes", "1000", "300", "600"]) == 0
     out = capsys.readouterr().out
