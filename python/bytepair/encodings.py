@@ -390,7 +390,8 @@ def _download(spec: _Spec) -> bytes:
     hint = (
         f"the rank file {spec.file}.tiktoken was not found; put it at {target} "
         f"(or set BYTEPAIR_CACHE_DIR to its folder, or BYTEPAIR_DATA to a data folder "
-        f"holding tiktoken/{spec.file}.tiktoken such as ../shared/data, or pass path=...)"
+        f"holding tiktoken/{spec.file}.tiktoken, such as the shared/data folder beside a "
+        f"bytepair checkout, or pass path=...)"
     )
     if os.environ.get("BYTEPAIR_OFFLINE"):
         raise FileNotFoundError(hint + "; downloading is off (BYTEPAIR_OFFLINE)")
