@@ -1,14 +1,15 @@
 //! Tables read at random, in 2 MiB pages where Linux gives them.
 //!
 //! The piece cache (10 MiB), the pair table, the ints of returned lists and the token map of
-//! a construction are megabytes read at random places. With 4 KiB pages a read at a random place also
-//! misses the CPU's table of page addresses (the TLB), and the page walk that follows can
-//! cost as much as the read: the piece cache's prefetches waited on them (a quarter of the
-//! main loop's samples on Python code). Asked for with `madvise(MADV_HUGEPAGE)` (Linux's
-//! default "transparent huge pages" setting grants it on request), such a table is a handful
-//! of pages: the piece cache alone made cl100k code 8% and o200k English 3-5% faster, the
-//! token map, when encoding still looked every piece up in it, code 3% more. Elsewhere, below 1 MiB, or if the system refuses, the
-//! memory is an ordinary allocation.
+//! a construction are megabytes read at random places. With 4 KiB pages a read at a random
+//! place also misses the CPU's table of page addresses (the TLB), and the page walk that
+//! follows can cost as much as the read: the piece cache's prefetches waited on them (a
+//! quarter of the main loop's samples on Python code). Asked for with
+//! `madvise(MADV_HUGEPAGE)` (Linux's default "transparent huge pages" setting grants it on
+//! request), such a table is a handful of pages: the piece cache alone made cl100k code 8%
+//! and o200k English 3-5% faster, the token map (when encoding still looked every piece up
+//! in it) code 3% more. Elsewhere, below 1 MiB, or if the system refuses, the memory is an
+//! ordinary allocation.
 
 use std::alloc::{self, Layout};
 

@@ -186,9 +186,9 @@ def encode_to_file(
     Raises:
         ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, or
             bad input data (as ``iter_chunks``: invalid UTF-8, bad jsonl).
-        TypeError: ``tok`` is not a ``Tokenizer``; ``eot`` is not a bool, str or None.
-        TypeError: ``inputs`` is a dict (any mapping), bytes or not iterable; an item of an
-            iterable is not a ``str``.
+        TypeError: ``tok`` is not a ``Tokenizer``; ``eot`` is not a bool, str or None;
+            ``inputs`` is a dict (any mapping), bytes or not iterable; an item of an iterable
+            is not a ``str``.
         OSError: an input cannot be read or the output cannot be written (or is a folder,
             device or fifo); ``FileExistsError`` when the sidecar's path holds a file that
             bytepair did not write (``out="ids"`` would replace ``ids.json``).

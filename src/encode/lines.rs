@@ -1,12 +1,12 @@
 //! A hash table of packed words, eight to a 64-byte line: one memory access per lookup.
 //!
 //! The pair table is consulted at every merge of a pre-token the piece cache has not seen,
-//! and it is megabytes, far beyond the CPU's second-level cache: what
-//! a lookup costs is the cache lines it waits for. A hash map waits for two (its control
-//! bytes, then its bucket); here a word is found in the line its hash names, or, when that
-//! line was full as the table was built, in one of the lines after it (a line with an empty
-//! last slot ends the search: slots fill in order and nothing is removed). Words given
-//! first take their own line, so callers give the common ones first.
+//! and it is megabytes, far beyond the CPU's second-level cache: what a lookup costs is the
+//! cache lines it waits for. A hash map waits for two (its control bytes, then its bucket);
+//! here a word is found in the line its hash names, or, when that line was full as the table
+//! was built, in one of the lines after it (a line with an empty last slot ends the search:
+//! slots fill in order and nothing is removed). Words given first take their own line, so
+//! callers give the common ones first.
 
 use crate::huge::{HugeSlice, Zeroable};
 

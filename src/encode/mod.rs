@@ -48,7 +48,7 @@ pub struct Encoder {
     byte_pairs: Box<[(u32, Rank)]>,
     /// The tokens that merging their own bytes does not make, bytes -> id (lowest id on
     /// duplicates): the only pre-tokens that are one id where merging would give others.
-    /// None in the OpenAI encodings nor in trained ones (`unmade_tokens`).
+    /// None in the OpenAI encodings (`unmade_tokens`).
     unmade: FxHashMap<Box<[u8]>, Rank>,
     /// (left id, right id) -> (rank of the concatenation, its id).
     pair_table: PairTable,
@@ -179,8 +179,8 @@ impl Encoder {
     /// makes a token from its own bytes unless the vocabulary has a token no merge reaches,
     /// so only those are kept for a lookup. The lookup before every merge, in a map of the
     /// whole vocabulary (4-9 MB, so a line from memory for each pre-token the piece cache
-    /// missed), cost 2-5% of the time of cold English, code and multilingual text (3 MB
-    /// slices, one thread, cl100k and o200k, paired in one process).
+    /// missed), cost 2.5-5% of the time on cold code and multilingual text, English within
+    /// noise (3 MB slices, one thread, cl100k and o200k, paired in one process).
     fn unmade_tokens(&self, token_ids: &FxHashMap<&[u8], Rank>) -> FxHashMap<Box<[u8]>, Rank> {
         let tokens: Vec<(&[u8], Rank)> = token_ids.iter().map(|(&b, &id)| (b, id)).collect();
         let unmade = on_every_cpu(&tokens, |part| {
