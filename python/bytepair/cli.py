@@ -948,11 +948,14 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _tokenizer_files(path: str, folder: bool | None = None) -> set[str]:
-    """The real paths of the files of a tokenizer at ``path``: a GPT-2 folder's two files
-    (``folder`` None: if ``path`` is a folder), else the file itself."""
+    """The real paths of the files of a tokenizer at ``path``: a GPT-2 folder's files, its
+    sidecar included (``folder`` None: if ``path`` is a folder), else the file itself."""
+    from .formats.gpt2 import SIDECAR
+
     if folder is None:
         folder = os.path.isdir(path)
-    names = [os.path.join(path, n) for n in ("vocab.json", "merges.txt")] if folder else [path]
+    parts = ("vocab.json", "merges.txt", SIDECAR)
+    names = [os.path.join(path, n) for n in parts] if folder else [path]
     return {os.path.realpath(n) for n in names}
 
 

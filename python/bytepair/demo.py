@@ -260,7 +260,7 @@ def run(vocab_sizes: Sequence[int] = (300, 600), out: TextIO | None = None) -> i
     say(_wrap(allowed, " ", "  allowed_special='all':  ", _WIDTH))
     say(_wrap(ordinary, " ", "  disallowed_special=():  ", _WIDTH))
     say()
-    say("Try it on your own text:")
+    say("Try it on your own text (corpus.txt and input.txt stand for your files):")
     activate = _activate_hint()
     if activate:
         say(f"  {activate}   # first: puts the bytepair command on your PATH")

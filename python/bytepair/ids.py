@@ -184,8 +184,8 @@ def encode_to_file(
         ``eot_token``, ``inputs``, ... (also written to ``sidecar_path(out)``).
 
     Raises:
-        ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, or
-            bad input data (as ``iter_chunks``: invalid UTF-8, bad jsonl).
+        ValueError: ``eot`` names no special token of ``tok``, a bad special-token name, bad
+            input data (as ``iter_chunks``: invalid UTF-8, bad jsonl), or ``out`` is ``""``.
         TypeError: ``tok`` is not a ``Tokenizer``; ``eot`` is not a bool, str or None;
             ``inputs`` is a dict (any mapping), bytes or not iterable; an item of an iterable
             is not a ``str``.
@@ -198,6 +198,8 @@ def encode_to_file(
     if not isinstance(tok, Tokenizer):  # (an int was "has no attribute '_check_special_names'")
         raise TypeError(f"tok must be a bytepair Tokenizer, got {type(tok).__name__}")
     out = os.fspath(out)
+    if not out:  # (QA: "" was "is a folder; not replacing it: <cwd>")
+        raise ValueError("the output's name is empty")
     refuse_folder_name(out)  # (QA: "ids.npy/" was refused naming its sidecar "ids.npy/.json")
     eot_id = _eot_id(tok, eot)
     allowed_special, _ = _read_once(allowed_special, ())

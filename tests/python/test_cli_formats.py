@@ -140,9 +140,14 @@ def test_convert_never_overwrites_its_input(tok_file: Path, fmt: str, tmp_path: 
     assert main(["convert", str(own), str(folder), "--to", "gpt2"]) == 0
     capsys.readouterr()
     before = {p: p.read_bytes() for p in (own, folder / "vocab.json", folder / "merges.txt")}
+    sidecar = folder / "bytepair.json"  # (QA: it was written over, and the folder unreadable)
+    before[sidecar] = sidecar.read_bytes()
     source, outs = (
         (folder, [folder]) if fmt == "gpt2" else (own, [own, link, tmp_path / "./t.json"])
     )
+    if fmt != "gpt2":
+        assert main(["convert", str(folder), str(sidecar), "--to", fmt]) == 1
+        assert "is the input tokenizer's file" in one_error_line(capsys.readouterr().err)
     for out in outs:
         assert main(["convert", str(source), str(out), "--to", fmt]) == 1
         assert "is the input tokenizer's file; not overwriting it" in one_error_line(

@@ -348,6 +348,8 @@ def test_eot_types(story_tok, tmp_path: Path) -> None:
             bytepair.encode_to_file(story_tok, src, tmp_path / "x.npy", eot=bad, progress=False)
     with pytest.raises(ValueError, match=r"special_tokens=\['<\|x\|>'\]\), CLI --special-token"):
         bytepair.encode_to_file(story_tok, src, tmp_path / "x.npy", eot="<|x|>", progress=False)
+    with pytest.raises(ValueError, match="the output's name is empty"):
+        bytepair.encode_to_file(story_tok, src, "", progress=False)
     with pytest.raises(TypeError, match="tok must be a bytepair Tokenizer, got int"):
         bytepair.encode_to_file(5, src, tmp_path / "x.npy", progress=False)  # type: ignore
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "ids.npy", "ids.npy.json"]
