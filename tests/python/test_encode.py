@@ -478,6 +478,30 @@ def test_ids_are_plain_ints(cl100k: bytepair.Encoding) -> None:
     assert cl100k.encode_ordinary(text) == same
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_every_id_is_the_int_python_makes(name: str, data_dir: Path) -> None:
+    # on CPython < 3.12 the ints of lists are written by the core from one template (int 1's
+    # header, then the id as its digit: src/py/ints.rs), not made by Python: every id of the
+    # vocabulary, the largest included, must be the int tiktoken returns
+    tok = bytepair.get_encoding(name, path=data_dir / "tiktoken" / f"{name}.tiktoken")
+    enc = oracles.tiktoken_encoding(data_dir, name)
+    texts = []
+    for i in range(enc.n_vocab):
+        try:
+            texts.append(enc.decode_single_token_bytes(i).decode("utf-8"))
+        except (KeyError, UnicodeDecodeError):
+            pass
+    got = [i for ids in tok.encode_ordinary_batch(texts) for i in ids]
+    want = [i for ids in enc.encode_ordinary_batch(texts) for i in ids]
+    assert got == want and max(want) > enc.n_vocab - 300
+    assert len(set(want)) > 0.9 * enc.n_vocab
+    for a, b in zip(got, want):
+        assert type(a) is int and hash(a) == hash(b) and str(a) == str(b)
+        assert a.bit_length() == b.bit_length() and a.to_bytes(4, "little") == b.to_bytes(
+            4, "little"
+        )
+
+
 def test_empty_string(gpt2: bytepair.Tokenizer) -> None:
     assert gpt2.encode("") == []
     assert gpt2.encode_ordinary("") == []
