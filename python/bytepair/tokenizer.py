@@ -9,6 +9,8 @@ with the GIL released.
 from __future__ import annotations
 
 import functools
+import io
+import itertools
 import operator
 import os
 import re
@@ -690,8 +692,9 @@ class Tokenizer:
         (``open(path, encoding="utf-8", newline="")``): Python's default newline
         translation turns ``\r\n`` into ``\n`` before bytepair sees the text.
 
-        Yields:
-            token ids, in order.
+        Returns:
+            an iterator of token ids, in order. Nothing is read or checked before its first
+            item is asked for.
 
         Raises:
             ValueError: the stream contains a disallowed special token (raised when the
@@ -699,9 +702,30 @@ class Tokenizer:
             TypeError: ``iterable`` is a dict (any mapping: its keys are not taken as the
                 text), or an item is not a ``str``.
         """
+        # The ids come a list at a time out of `_id_lists`, and `chain` hands them out one
+        # by one in C: a generator's `yield from` of each list took about twice as long per
+        # id (11M ids: 0.36 s against 0.20). With the buffers cut at lines and encoded on
+        # every CPU (`encode_stream_prefix`) and files read a buffer at a time below,
+        # `list(encode_iterable(f))` of 45 MB of English went from 1.08 s to 0.43 s.
+        return itertools.chain.from_iterable(
+            self._id_lists(iterable, allowed_special, disallowed_special)
+        )
+
+    def _id_lists(
+        self,
+        iterable: Iterable[str],
+        allowed_special: AllowedSpecial,
+        disallowed_special: DisallowedSpecial,
+    ) -> Iterator[list[int]]:
+        """``encode_iterable``'s ids, as lists of ids in order."""
         # (encode_iterable({"a": 1, "b": 2}) encoded "ab", the keys; tiktoken has no
         # encode_iterable, and its batch methods, which take a dict, are left as they are)
         refuse_mapping("iterable", iterable, "an iterable of str")
+        if isinstance(iterable, io.TextIOBase):
+            # a text file read a buffer at a time, not line by line: the same text, in less
+            # than half the time (45 MB of English: 0.10 s against 0.23 s, and a turn of the
+            # loop below per line)
+            iterable = iter(functools.partial(iterable.read, _STREAM_CHUNK), "")
         allowed_special, disallowed_special = _read_once(allowed_special, disallowed_special)
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         check = self._matcher(disallowed) if disallowed else None
@@ -738,7 +762,7 @@ class Tokenizer:
             if check is not None and (found := check.find(buf)) is not None:
                 raise _disallowed_error(found)
             ids, rest = self._core.encode_stream_prefix(buf, mode, matcher)
-            yield from ids
+            yield ids
             parts, size = [rest, carry], len(rest) + len(carry)
             # a long pre-token still arriving is rescanned only after the buffer doubles,
             # which keeps the whole stream linear
@@ -747,7 +771,7 @@ class Tokenizer:
             _refuse_foreign_in(foreign, seen, unsearched)
         buf = _clean("".join(parts))
         if buf:
-            yield from self.encode(buf, allowed_special=allowed, disallowed_special=disallowed)
+            yield self.encode(buf, allowed_special=allowed, disallowed_special=disallowed)
 
     # ------------------------------------------------------------------ decoding
 

@@ -27,7 +27,7 @@ use decoder::Decoder;
 use lookup::TokenIds;
 use pairs::PairTable;
 
-use crate::pretokenize::cuts::{split_text, Cuts};
+use crate::pretokenize::cuts::{find_cut, split_text, Cuts};
 use crate::pretokenize::{Pretokenizer, Span, SpecialMatcher};
 use crate::{Error, Rank, Result};
 
@@ -306,6 +306,39 @@ impl Encoder {
             }
         }
         Ok(())
+    }
+
+    /// A cut of `text`, a buffer of a stream, before which its ids are final whatever text
+    /// follows: the last safe cut of `pretokenize/cuts.rs` (after a newline, or before a
+    /// special token that is split out), so that the part before it is encoded as a text of
+    /// its own, the fast way (`encode_stream_prefix` pre-tokenizes the buffer to its end and
+    /// encodes the pre-tokens before its cut one by one). `text` must begin where the
+    /// stream's last cut was made. The cut comes before any beginning of a special token at
+    /// the end (allowed or not, so that a disallowed one is searched for whole in the next
+    /// buffer). None if the buffer has no such cut (a custom pattern, a line longer than
+    /// the buffer), or if a special token holds a `\n` or `\r`: a cut after a newline could
+    /// then fall inside one that is text here, and no buffer would hold it whole.
+    /// `specials`: as for `encode_stream_prefix`.
+    pub fn stream_safe_cut(
+        &self,
+        text: &str,
+        specials: Option<Option<&AllowedSpecial>>,
+    ) -> Option<usize> {
+        if self
+            .specials
+            .tokens()
+            .iter()
+            .any(|t| t.contains(['\n', '\r']))
+        {
+            return None;
+        }
+        let hold = self
+            .specials
+            .partial_at_end(text, |_| true)
+            .unwrap_or(text.len());
+        let matcher = specials.map(|s| s.map_or(&self.specials, |a| &a.matcher));
+        let cuts = Cuts::new(&self.pretok, matcher);
+        find_cut(&text.as_bytes()[..hold], 0, &cuts).filter(|&c| c > 0)
     }
 
     /// Encodes the longest prefix of `text` that is final while more text may follow (a

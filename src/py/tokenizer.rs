@@ -452,7 +452,7 @@ impl CoreBPE {
     fn encode_stream_prefix<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         mode: &str,
         allowed: Option<&AllowedSpecial>,
     ) -> PyResult<(Bound<'py, PyList>, String)> {
@@ -466,8 +466,16 @@ impl CoreBPE {
                 ))
             }
         };
+        let text = utf8(text)?;
+        // most buffers end in a line still arriving: the lines before it go the way of
+        // `encode`, on every CPU (the general way below pre-tokenizes the buffer to its end
+        // and encodes the pre-tokens before its cut one by one, on this thread)
+        if let Some(cut) = py.detach(|| self.enc.stream_safe_cut(&text, specials)) {
+            let ids = self.encode_checked(py, &text[..cut], specials)?;
+            return Ok((self.id_list_of_parts(py, &ids)?, text[cut..].to_string()));
+        }
         let (ids, cut) = py
-            .detach(|| self.enc.encode_stream_prefix(text, specials))
+            .detach(|| self.enc.encode_stream_prefix(&text, specials))
             .map_err(to_py)?;
         Ok((self.id_list(py, &ids)?, text[cut..].to_string()))
     }

@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
+from functools import cache
 from pathlib import Path
 from unittest import mock
 
@@ -356,6 +358,35 @@ def test_encode_iterable_over_file_object(
         except TooSlow as e:
             pytest.fail(f"encode_iterable over {rel} ({len(text)} chars): {e}")
     assert_ids_equal(got, expected)
+
+
+@pytest.mark.parametrize("newline", [None, ""])
+def test_encode_iterable_of_a_text_file_reads_what_iterating_it_reads(
+    data_dir: Path,
+    cl100k: bytepair.Encoding,
+    cl100k_enc: tiktoken.Encoding,
+    tmp_path: Path,
+    newline: str | None,
+) -> None:
+    # a text file (any io.TextIOBase) is read a buffer at a time, not line by line: the text
+    # must be the one iterating the file gives, its newline translation included
+    text = read_text(data_dir / "cs336" / "corpus.en").replace("\n", "\r\n")
+    text = (text + "a\u2028b\rc\r\r\nd\n" + EOT) * 3
+    assert len(text) > 3 * bytepair.tokenizer._STREAM_CHUNK / 2
+    path = tmp_path / "t.txt"
+    path.write_bytes(text.encode("utf-8"))
+    with open(path, encoding="utf-8", newline=newline) as f:
+        read = "".join(f)
+    assert (read == text) == (newline == "")
+    with open(path, encoding="utf-8", newline=newline) as f:
+        got = list(cl100k.encode_iterable(f, disallowed_special=()))
+    assert got == cl100k_enc.encode_ordinary(read)
+    got = list(cl100k.encode_iterable(io.StringIO(text, newline=newline), allowed_special="all"))
+    assert got == cl100k_enc.encode(
+        io.StringIO(text, newline=newline).read(), allowed_special="all"
+    )
+    with open(path, "rb") as f, pytest.raises(TypeError, match="takes strings, got bytes"):
+        list(cl100k.encode_iterable(f))  # type: ignore[arg-type]
 
 
 def test_gpt2_readme_token_counts(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
@@ -909,6 +940,98 @@ def test_encode_iterable_tiny_buffer(
         ordinary = list(gpt2.encode_iterable(chunks, disallowed_special=()))
     assert got == gpt2_enc.encode(text, allowed_special="all")
     assert ordinary == gpt2_enc.encode_ordinary(text)
+
+
+@cache
+def _encoding(data_dir: Path, name: str) -> bytepair.Encoding:
+    return bytepair.get_encoding(name, path=data_dir / "tiktoken" / f"{name}.tiktoken")
+
+
+# the places a stream buffer is cut at (src/pretokenize/cuts.rs): after a newline between
+# non-space characters, after whitespace (cl100k, o200k), before an indented line, never
+# before o200k's "/" after a newline; before a special token that is split out
+CUT_ATOMS = [
+    *STREAM_ATOMS,
+    "x\n",
+    "\n  x",
+    "\n\t\ty",
+    " \r\n",
+    "\r\n\r\n",
+    "\n\u3000z",
+    "\u00a0\n",
+    "\n/*",
+    "\n//",
+    "Hello",
+    " world",
+    "'s",
+    "123",
+    "é",
+    "中文",
+    "\U0001f600",
+    "<|endofprompt|>",
+    "<|end",
+    "\n<|endoftext|>",
+    "\n  <|endoftext|>",
+]
+cut_text = st.lists(st.sampled_from(CUT_ATOMS), min_size=1, max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60)
+@given(text=cut_text, data=st.data())
+def test_encode_iterable_tiny_buffer_cut_rules(
+    name: str, data_dir: Path, text: str, data: st.DataObject
+) -> None:
+    # white-box: with a buffer of 4 characters a stream is cut after almost every chunk, at
+    # the safe cuts of the buffer (encoded as texts of their own) or else before its last
+    # two pre-tokens; the ids must be those of one call, in each policy, for each preset's
+    # cut rules
+    tok = _encoding(data_dir, name)
+    enc = oracles.tiktoken_encoding(data_dir, name)
+    chunks = _chunkings(data, text)
+    with mock.patch.object(bytepair.tokenizer, "_STREAM_CHUNK", 4, create=True):
+        every = list(tok.encode_iterable(chunks, allowed_special="all"))
+        ordinary = list(tok.encode_iterable(chunks, disallowed_special=()))
+        some = list(tok.encode_iterable(chunks, allowed_special={EOT}, disallowed_special=()))
+        refused = any(t in text for t in enc.special_tokens_set)
+        with pytest.raises(ValueError) if refused else nullcontext():
+            default = list(tok.encode_iterable(chunks))
+            assert default == enc.encode(text)
+    assert every == enc.encode(text, allowed_special="all")
+    assert ordinary == enc.encode_ordinary(text)
+    assert some == enc.encode(text, allowed_special={EOT}, disallowed_special=())
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60)
+@given(
+    text=st.lists(st.sampled_from([*CUT_ATOMS, "<|a\nb|>", "<|a\n", "b|>"]), max_size=40).map(
+        "".join
+    ),
+    data=st.data(),
+)
+def test_encode_iterable_tiny_buffer_special_with_newline(
+    data_dir: Path, text: str, data: st.DataObject
+) -> None:
+    # a special token holding a newline: a cut after a newline could fall inside it, so
+    # streams are cut only before the last pre-tokens; refused whole even when the chunks
+    # split it at its newline
+    base = oracles.tiktoken_encoding(data_dir, "cl100k_base")
+    specials = {"<|a\nb|>": base.n_vocab, EOT: base.n_vocab + 1}
+    enc = tiktoken.Encoding(
+        "nl", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks, special_tokens=specials
+    )
+    tok = bytepair.Encoding(
+        "nl", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks, special_tokens=specials
+    )
+    chunks = _chunkings(data, text)
+    with mock.patch.object(bytepair.tokenizer, "_STREAM_CHUNK", 4, create=True):
+        every = list(tok.encode_iterable(chunks, allowed_special="all"))
+        ordinary = list(tok.encode_iterable(chunks, disallowed_special=()))
+        refused = "<|a\nb|>" in text or EOT in text
+        with pytest.raises(ValueError) if refused else nullcontext():
+            assert list(tok.encode_iterable(chunks)) == enc.encode(text)
+    assert every == enc.encode(text, allowed_special="all")
+    assert ordinary == enc.encode_ordinary(text)
 
 
 def test_encode_iterable_single_chars(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
