@@ -381,16 +381,28 @@ impl CoreBPE {
         let texts: Vec<Utf8<'_>> = if units >= 1 << 20 && pool_size(num_threads) > 1 {
             let mut done: Vec<Option<Utf8<'_>>> = sources.iter().map(|_| None).collect();
             let threads = pool_size(num_threads);
-            pipelined(
-                py,
-                &sources,
-                threads,
-                |s| s.utf8(),
-                |k, text| {
-                    done[k] = Some(text?);
-                    Ok(())
-                },
-            )?;
+            // runs of texts of about a quarter of a thread's share (a job per text made
+            // 100,000 short ones 1.2x slower than with the pool)
+            let target = (units / (4 * threads)).max(1 << 16);
+            let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+            let mut size = target;
+            for (i, s) in sources.iter().enumerate() {
+                if size >= target {
+                    groups.push(i..i);
+                    size = 0;
+                }
+                groups.last_mut().expect("one group at least").end = i + 1;
+                size += s.len();
+            }
+            let convert = |group: &std::ops::Range<usize>| -> PyResult<Vec<Utf8<'_>>> {
+                sources[group.clone()].iter().map(|s| s.utf8()).collect()
+            };
+            pipelined(py, &groups, threads, convert, |k, texts| {
+                for (slot, text) in done[groups[k].clone()].iter_mut().zip(texts?) {
+                    *slot = Some(text);
+                }
+                Ok(())
+            })?;
             done.into_iter()
                 .map(|t| t.expect("every text is converted"))
                 .collect()
