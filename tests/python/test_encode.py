@@ -380,13 +380,24 @@ def test_encode_iterable_of_a_text_file_reads_what_iterating_it_reads(
     assert (read == text) == (newline == "")
     with open(path, encoding="utf-8", newline=newline) as f:
         got = list(cl100k.encode_iterable(f, disallowed_special=()))
-    assert got == cl100k_enc.encode_ordinary(read)
+    want_read = cl100k_enc.encode_ordinary(read)
+    assert got == want_read
     got = list(cl100k.encode_iterable(io.StringIO(text, newline=newline), allowed_special="all"))
     assert got == cl100k_enc.encode(
         io.StringIO(text, newline=newline).read(), allowed_special="all"
     )
     with open(path, "rb") as f, pytest.raises(TypeError, match="takes strings, got bytes"):
         list(cl100k.encode_iterable(f))  # type: ignore[arg-type]
+
+    class Lines(io.TextIOBase):  # a text stream of a user's own: lines, and no `read`
+        def __init__(self, lines: list[str]) -> None:
+            self.lines = iter(lines)
+
+        def readline(self, size: int | None = -1) -> str:
+            return next(self.lines, "")
+
+    lines = read.splitlines(keepends=True)
+    assert list(cl100k.encode_iterable(Lines(lines), disallowed_special=())) == want_read
 
 
 def test_gpt2_readme_token_counts(data_dir: Path, gpt2: bytepair.Tokenizer) -> None:
