@@ -661,6 +661,14 @@ class Tokenizer:
         texts = list(texts)
         try:
             ids, found = self._core.encode_batch(texts, matcher, ordinary, num_threads, check)
+        except TypeError:
+            # (PyO3's message names no position: "'bytes' object is not an instance of 'str'")
+            bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
+            if bad is None:
+                raise
+            raise TypeError(
+                f"texts[{bad}] is {type(texts[bad]).__name__}, not str (a batch holds str)"
+            ) from None
         except UnicodeEncodeError:  # lone surrogates somewhere: fix them as tiktoken does
             texts = [_clean(t) for t in texts]
             ids, found = self._core.encode_batch(texts, matcher, ordinary, num_threads, check)
@@ -693,8 +701,8 @@ class Tokenizer:
         translation turns ``\r\n`` into ``\n`` before bytepair sees the text.
 
         Returns:
-            an iterator of token ids, in order. Nothing is read or checked before its first
-            item is asked for.
+            an iterator of token ids, in order (not a generator: it has no ``close``). Nothing
+            is read or checked before its first item is asked for.
 
         Raises:
             ValueError: the stream contains a disallowed special token (raised when the

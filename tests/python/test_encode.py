@@ -141,6 +141,18 @@ def test_text_over_16_mb_goes_part_by_part_exactly(
     assert_ids_equal(gpt2.encode_ordinary(text), gpt2_enc.encode_ordinary(text))
 
 
+@pytest.mark.parametrize("bad", [b"bytes", 5, None, ["a"]])
+def test_a_batch_item_that_is_no_str_is_named_by_its_place(
+    cl100k: bytepair.Encoding, bad: object
+) -> None:
+    # QA: PyO3 said "'bytes' object is not an instance of 'str'", naming no place in the batch
+    texts = ["fine"] * 20_000 + [bad] + ["fine"]
+    shown = type(bad).__name__
+    for batch in (cl100k.encode_batch, cl100k.encode_ordinary_batch):
+        with pytest.raises(TypeError, match=rf"^texts\[20000\] is {shown}, not str"):
+            batch(texts)  # type: ignore[arg-type]
+
+
 def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:
     # a KeyboardInterrupt arrives between parts (~0.1 s apart), not after the whole text
     text = "Hello world, here is some text to encode.\n" * 2_500_000  # 107 MB
