@@ -206,13 +206,15 @@ impl IntCache {
     }
 
     /// One list of the ints of the ids of `parts`, in order, each below the `n` the cache
-    /// was made with. With several parts (one long text encoded on several cores) the
-    /// pinned ints are stored by the cores in parallel too: filled on this thread, the list
-    /// was a serial part of such a call.
+    /// was made with. With several parts (one long text encoded on several cores) and
+    /// `spread`, the pinned ints are stored by the cores in parallel too: filled on this
+    /// thread, the list was a serial part of such a call. (Not `spread` while other threads
+    /// still encode: the pool would wake more threads than there are CPUs.)
     pub fn list<'py>(
         &self,
         py: Python<'py>,
         parts: &[impl AsRef<[Rank]> + Sync],
+        spread: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let all = || parts.iter().flat_map(|p| p.as_ref());
         let Some(block) = &self.pinned else {
@@ -246,7 +248,8 @@ impl IntCache {
                     Some(start)
                 })
                 .collect();
-            let on_every_core = parts.len() > 1
+            let on_every_core = spread
+                && parts.len() > 1
                 && super::run_in_pool(None, || {
                     parts
                         .par_iter()

@@ -138,6 +138,16 @@ impl CoreBPE {
         py: Python<'py>,
         parts: &[impl AsRef<[Rank]> + Sync],
     ) -> PyResult<Bound<'py, PyList>> {
+        self.list_of_parts(py, parts, true)
+    }
+
+    /// [`Self::id_list_of_parts`], filled by every core only if `spread`.
+    fn list_of_parts<'py>(
+        &self,
+        py: Python<'py>,
+        parts: &[impl AsRef<[Rank]> + Sync],
+        spread: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let n = self.enc.n_vocab();
         if n > INT_CACHE_MAX {
             return PyList::new(py, parts.iter().flat_map(|p| p.as_ref()));
@@ -146,7 +156,7 @@ impl CoreBPE {
         // the lock holding the GIL would deadlock with the maker)
         self.ints
             .get_or_init_py_attached(py, || IntCache::new(py, n))
-            .list(py, parts)
+            .list(py, parts, spread)
     }
 }
 
@@ -235,24 +245,17 @@ impl Parts {
         }
     }
 
-    /// Keeps the ids of one segment; returns its text's ids once all its parts are in.
-    fn add(&mut self, seg: &Segment<'_>, ids: Vec<Rank>) -> Option<Vec<Rank>> {
+    /// Keeps the ids of one segment; returns its text's parts once all are in. (Handed to
+    /// the list as they are: joined into one vector first, they were megabytes copied into
+    /// new memory by the thread that also builds every list.)
+    fn add(&mut self, seg: &Segment<'_>, ids: Vec<Rank>) -> Option<Vec<Vec<Rank>>> {
         self.parts[seg.index][seg.part] = Some(ids);
         self.missing[seg.index] -= 1;
         if self.missing[seg.index] > 0 {
             return None;
         }
-        let mut got = std::mem::take(&mut self.parts[seg.index])
-            .into_iter()
-            .flatten();
-        let first = got.next().unwrap_or_default();
-        if seg.of == 1 {
-            return Some(first);
-        }
-        let mut all = Vec::with_capacity(first.len() * seg.of * 5 / 4);
-        all.extend_from_slice(&first);
-        got.for_each(|part| all.extend_from_slice(&part));
-        Some(all)
+        let parts = std::mem::take(&mut self.parts[seg.index]);
+        Some(parts.into_iter().flatten().collect())
     }
 }
 
@@ -459,7 +462,11 @@ impl CoreBPE {
             py.check_signals()?;
             for (seg, ids) in jobs[k].iter().zip(done.map_err(to_py)?) {
                 if let Some(ids) = parts.add(seg, ids) {
-                    lists[seg.index] = Some(self.id_list(py, &ids)?);
+                    // (on this thread: the pool that would fill it in parallel is not the
+                    // pool of this batch's workers, and its threads, woken for the last
+                    // list, were more threads than CPUs: 70 involuntary context switches
+                    // per 4 MB batch on 2 CPUs, against 8)
+                    lists[seg.index] = Some(self.list_of_parts(py, &ids, false)?);
                 }
             }
             Ok(())
