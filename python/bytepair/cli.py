@@ -672,6 +672,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
         for what, path in (("the tokenizer", args.tokenizer), ("the input", args.file)):
             if path is not None and os.path.realpath(path) == page_path:
                 raise CLIError(f"{args.html}: is {what}; not overwriting it")
+        out_dir = os.path.dirname(os.path.abspath(args.html))
+        if not os.path.isdir(out_dir):  # said as train -o and encode -o say it
+            raise CLIError(f"{args.html}: cannot write there, {_not_a_folder(out_dir)}")
     tok = _load_tokenizer(args.tokenizer)
     if args.file is not None:
         text = "".join(_read_text(args.file))

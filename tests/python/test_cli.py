@@ -658,6 +658,35 @@ def test_train_output_folder_missing(
     assert f"folder {tmp_path / 'no'} does not exist" in one_error_line(capsys.readouterr().err)
 
 
+def test_every_output_in_a_folder_that_cannot_hold_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # train -o, encode -o and show --html say the same thing, before any work, for a folder
+    # that does not exist and for a file named as a folder (QA: show --html said "No such
+    # file or directory" after printing the tokens)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world hello\n", encoding="utf-8")
+    tok = tmp_path / "t.json"
+    assert main(["train", str(corpus), "--vocab-size", "260", "-o", str(tok)]) == 0
+    capsys.readouterr()
+    for folder, why in (
+        (tmp_path / "no", f"folder {tmp_path / 'no'} does not exist"),
+        (corpus, f"{corpus} is a file, not a folder"),
+    ):
+        for args, out in (
+            (["train", str(corpus), "--vocab-size", "260", "-o"], folder / "t2.json"),
+            (["encode", "-t", str(tok), str(corpus), "-o"], folder / "ids.npy"),
+            (["show", "-t", str(tok), "hello", "--html"], folder / "page.html"),
+        ):
+            assert main([*args, str(out)]) == 1
+            captured = capsys.readouterr()
+            assert captured.out == ""
+            assert one_error_line(captured.err) == (
+                f"bytepair: error: {out}: cannot write there, {why}"
+            )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "t.json"]
+
+
 def test_train_bad_pattern(story_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = str(tmp_path / "t.json")
     args = ["train", str(story_file), "--vocab-size", "300", "--pattern", "(?<", "-o", out]
