@@ -183,6 +183,36 @@ def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:
         assert min(took) < whole / 2, (took, whole)
 
 
+def test_ctrl_c_interrupts_a_batch_while_its_texts_are_converted(
+    gpt2: bytepair.Tokenizer,
+) -> None:
+    # A batch of long texts outside ASCII is first converted to UTF-8 (on every core): a
+    # KeyboardInterrupt arrives between texts, not after all of them (QA: ten texts of 40M
+    # characters, most of them emoji, took 0.9 s to convert and Ctrl-C waited for it all)
+    text = "Hello \U0001f600 w\u00f6rld, \U0001f680! " * 400_000  # 8.4M characters
+    batch = [text] * 12
+    t0 = time.perf_counter()
+    for t in batch:
+        t.encode()
+    convert = time.perf_counter() - t0  # about what the conversion takes on one core
+
+    def interrupt() -> None:
+        time.sleep(convert / 8)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
+
+    took = []
+    for _ in range(3):  # (a shared machine may stall one call for a moment)
+        threading.Thread(target=interrupt).start()
+        t0 = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            gpt2.encode_ordinary_batch(batch, num_threads=2)
+            time.sleep(10 * convert)  # (not reached if the batch was interrupted)
+        took.append(time.perf_counter() - t0)
+        if took[-1] < convert / 2:
+            break
+    assert min(took) < convert / 2, (took, convert)
+
+
 def test_id_lists_share_pinned_ints(gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding) -> None:
     # lists of ids take the tokenizer's cached ints; on CPython < 3.12 those carry a count of
     # 2^60 and lists hold them uncounted (src/py/ints.rs): many lists made and freed leave
