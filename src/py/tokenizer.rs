@@ -3,7 +3,6 @@
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
-use pyo3::sync::OnceLockExt;
 use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
 
@@ -152,11 +151,20 @@ impl CoreBPE {
         if n > INT_CACHE_MAX {
             return PyList::new(py, parts.iter().flat_map(|p| p.as_ref()));
         }
-        // (made with Python code that may let other threads run: a thread that waited for
-        // the lock holding the GIL would deadlock with the maker)
-        self.ints
-            .get_or_init_py_attached(py, || IntCache::new(py, n))
-            .list(py, parts, spread)
+        let ints = match self.ints.get() {
+            Some(ints) => ints,
+            None => {
+                // Made, then set (a thread that made them too drops its own), not made
+                // inside a `Once`: `get_or_init_py_attached` lets the GIL go and runs the
+                // maker once it has it back, and a fork by the thread that had it meanwhile
+                // left the child a `Once` running for ever (3 children of 25 hung in the fork
+                // test once short texts were encoded with the GIL held, the first list of ids
+                // then being the first place the GIL was let go)
+                let _ = self.ints.set(IntCache::new(py, n));
+                self.ints.get().expect("the ints are set")
+            }
+        };
+        ints.list(py, parts, spread)
     }
 }
 
