@@ -798,6 +798,9 @@ class Tokenizer:
         """
         if is_text(ids):
             raise not_ids("ids", ids, "a sequence")
+        data = _numpy_ids_as_bytes(ids)
+        if data is not None:
+            return self._core.decode_bytes_le(data)
         try:
             return self._core.decode_bytes(ids)
         except OverflowError:
@@ -1218,6 +1221,22 @@ def _given_special_ids(
             raise ValueError(f"special token {s!r} has id {i}, which is the id of {whose}")
         specials[s] = i
     return specials
+
+
+def _numpy_ids_as_bytes(ids: object) -> bytes | None:
+    """The ids of a one-dimensional numpy array of integers as little-endian uint32 bytes,
+    if every id fits in 32 bits; else None (the general way reads them one by one and names
+    a bad id). Read one by one, 2.5M ids of an array took 0.17 s with the GIL held; as bytes,
+    a few milliseconds. numpy is not imported for it: an array exists only if it was.
+    """
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(ids, np.ndarray) or ids.ndim != 1:
+        return None
+    if ids.dtype.kind not in "iu" or (ids.size and not 0 <= ids.min() <= ids.max() < 2**32):
+        return None
+    return bytes(ids.astype("<u4", copy=False).tobytes())
 
 
 def _refuse_non_sequence(name: str, ids: object) -> None:

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from functools import cache
 from pathlib import Path
@@ -151,6 +151,59 @@ def test_a_batch_item_that_is_no_str_is_named_by_its_place(
     for batch in (cl100k.encode_batch, cl100k.encode_ordinary_batch):
         with pytest.raises(TypeError, match=rf"^texts\[20000\] is {shown}, not str"):
             batch(texts)  # type: ignore[arg-type]
+
+
+def test_long_work_lets_the_gil_go(gpt2: bytepair.Tokenizer) -> None:
+    # Long texts are encoded (and searched for special tokens, and ids decoded) with the GIL
+    # released, so that other Python threads run meanwhile; texts under 1 KB keep it
+    # (src/py/tokenizer.rs, DETACH_MIN: letting it go cost a tenth of such a call). On every
+    # CPU a long text goes to the pool; pinned to one CPU it is encoded on the calling thread,
+    # the way short texts take.
+    text = "Hello world, here is some text to encode.\n" * 250_000  # 10.7 MB
+    ids_array = gpt2.encode_to_numpy(text)
+    calls: dict[str, Callable[[], object]] = {
+        "encode_ordinary": lambda: gpt2.encode_ordinary(text),
+        "encode": lambda: gpt2.encode(text),
+        "encode_batch": lambda: gpt2.encode_batch([text], num_threads=1),
+        "encode_to_numpy": lambda: gpt2.encode_to_numpy(text),
+        # (decode's reading of the list of ids and making of the str need the GIL, as in
+        # tiktoken: half of a long decode)
+        "decode_bytes of an array": lambda: gpt2.decode_bytes(ids_array),
+    }
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    for name, call in calls.items():
+        _assert_lets_the_gil_go(name, call)
+        if cpus is not None:
+            os.sched_setaffinity(0, {min(cpus)})
+            try:
+                _assert_lets_the_gil_go(f"{name}, one CPU", call)
+            finally:
+                os.sched_setaffinity(0, cpus)
+
+
+def _assert_lets_the_gil_go(name: str, call: Callable[[], object]) -> None:
+    """Runs ``call`` on another thread while this one runs Python: this one may not pause
+    for a third of the call (for a GIL held it would wait the whole call)."""
+    t0 = time.perf_counter()
+    call()
+    took = time.perf_counter() - t0
+    gaps = []
+    for _ in range(3):  # (a shared machine may stall this thread once)
+        done = threading.Event()
+
+        def work(done: threading.Event = done) -> None:
+            call()
+            done.set()
+
+        last, gap = time.perf_counter(), 0.0  # (start() itself waits for the GIL)
+        threading.Thread(target=work).start()
+        while not done.is_set():
+            now = time.perf_counter()
+            gap, last = max(gap, now - last), now
+        gaps.append(gap)
+        if gap < took / 3:
+            break
+    assert min(gaps) < took / 3, (name, gaps, took)
 
 
 def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from corpus import read_text
 from oracles import tiktoken_encoding
 
 import bytepair
@@ -41,6 +42,34 @@ def test_numpy_ids_decode_like_ints(data_dir: Path, gpt2: bytepair.Tokenizer) ->
         gpt2.decode_single_token_bytes(1.0)  # type: ignore[arg-type]
     with pytest.raises(KeyError, match="-3"):
         gpt2.decode_single_token_bytes(-3)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["uint32", "int32", "int64", "uint64", "uint16", ">u4", ">i8", "intp"]
+)
+def test_numpy_arrays_decode_like_lists(
+    data_dir: Path, gpt2: bytepair.Tokenizer, dtype: str
+) -> None:
+    # a one-dimensional array of integers goes to the core as uint32 bytes at once (read
+    # id by id it took 0.17 s for 2.5M ids with the GIL held): same bytes and errors as a
+    # list, whatever the dtype (big-endian too), strides and length
+    enc = tiktoken_encoding(data_dir, "r50k_base")
+    text = read_text(data_dir / "corpora" / "multilingual" / "ru.txt")[:100_000]
+    text += read_text(data_dir / "cs336" / "tinystories_sample.txt")[:100_000]
+    ids = enc.encode(text, allowed_special="all")
+    if dtype == "uint16":  # (ids of gpt2 fit in 16 bits)
+        assert max(ids) < 2**16
+    arr = np.array(ids, dtype=dtype)
+    want = enc.decode_bytes(ids)
+    assert gpt2.decode_bytes(arr) == want
+    assert gpt2.decode(arr) == enc.decode(ids)
+    assert gpt2.decode_bytes(arr[::-1][::-1]) == want
+    assert gpt2.decode_bytes(arr[1::3]) == enc.decode_bytes(ids[1::3])
+    assert gpt2.decode_bytes(arr[:0]) == b""
+    for bad in (50257, 2**31 + 5):
+        if np.can_cast(np.min_scalar_type(bad), arr.dtype):
+            with pytest.raises(KeyError, match=f"^'unknown token id {bad}'$"):
+                gpt2.decode_bytes(np.concatenate([arr[:10], np.array([bad], dtype=dtype)]))
 
 
 def test_one_string_is_not_a_list_of_special_tokens(data_dir: Path) -> None:
