@@ -1232,11 +1232,12 @@ def _numpy_ids_as_bytes(ids: object) -> bytes | None:
     import sys
 
     np = sys.modules.get("numpy")
-    if np is None or not isinstance(ids, np.ndarray) or ids.ndim != 1:
+    # (an ndarray itself: a masked array's tolist() holds None where its data holds ids)
+    if np is None or type(ids) is not np.ndarray or ids.ndim != 1:
         return None
     if ids.dtype.kind not in "iu" or (ids.size and not 0 <= ids.min() <= ids.max() < 2**32):
         return None
-    return bytes(ids.astype("<u4", copy=False).tobytes())
+    return ids.astype("<u4", copy=False).tobytes()
 
 
 def _refuse_non_sequence(name: str, ids: object) -> None:

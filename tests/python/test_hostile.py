@@ -66,6 +66,12 @@ def test_numpy_arrays_decode_like_lists(
     assert gpt2.decode_bytes(arr[::-1][::-1]) == want
     assert gpt2.decode_bytes(arr[1::3]) == enc.decode_bytes(ids[1::3])
     assert gpt2.decode_bytes(arr[:0]) == b""
+    # a masked array is no plain array of ids: its masked place is refused, not decoded
+    masked = np.ma.masked_array(arr[:5], mask=[False, True, False, False, False])
+    with pytest.raises(TypeError):
+        gpt2.decode_bytes(masked.tolist())
+    with pytest.raises(TypeError):
+        gpt2.decode_bytes(masked)
     for bad in (50257, 2**31 + 5):
         if np.can_cast(np.min_scalar_type(bad), arr.dtype):
             with pytest.raises(KeyError, match=f"^'unknown token id {bad}'$"):
