@@ -1233,7 +1233,9 @@ def _numpy_ids_as_bytes(ids: object) -> bytes | None:
 
     np = sys.modules.get("numpy")
     # (an ndarray itself: a masked array's tolist() holds None where its data holds ids)
-    if np is None or type(ids) is not np.ndarray or ids.ndim != 1:
+    if np is None or not isinstance(ids, np.ndarray) or type(ids) is not np.ndarray:
+        return None
+    if ids.ndim != 1:
         return None
     if ids.dtype.kind not in "iu" or (ids.size and not 0 <= ids.min() <= ids.max() < 2**32):
         return None
