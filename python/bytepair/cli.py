@@ -667,7 +667,11 @@ def _print_ids(ids: Iterable[int]) -> None:
 def _cmd_show(args: argparse.Namespace) -> int:
     from . import show
 
-    if args.html:  # the page never replaces what it shows
+    if args.html is not None:  # the page never replaces what it shows, nor a folder
+        if args.html == "":
+            raise CLIError("the page's name is empty (--html)")
+        if args.html.endswith(("/", os.sep)) or os.path.isdir(args.html):
+            raise CLIError(f"{args.html}: is a folder; give a file name for the page")
         page_path = os.path.realpath(args.html)
         for what, path in (("the tokenizer", args.tokenizer), ("the input", args.file)):
             if path is not None and os.path.realpath(path) == page_path:

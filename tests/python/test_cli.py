@@ -684,6 +684,20 @@ def test_every_output_in_a_folder_that_cannot_hold_it(
             assert one_error_line(captured.err) == (
                 f"bytepair: error: {out}: cannot write there, {why}"
             )
+    # the page named as a folder, or not named: refused before any work (QA: an existing
+    # folder printed the tokens, then "Is a directory"; --html "" wrote nothing, said nothing)
+    for page, why in (
+        (str(tmp_path), f"{tmp_path}: is a folder; give a file name for the page"),
+        (
+            f"{tmp_path}/new.html/",
+            f"{tmp_path}/new.html/: is a folder; give a file name for the page",
+        ),
+        ("", "the page's name is empty (--html)"),
+    ):
+        assert main(["show", "-t", str(tok), "hello", "--html", page]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert one_error_line(captured.err) == f"bytepair: error: {why}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "t.json"]
 
 
