@@ -14,6 +14,7 @@ import itertools
 import operator
 import os
 import re
+import sys
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -1229,15 +1230,15 @@ def _numpy_ids_as_bytes(ids: object) -> bytes | None:
     a bad id). Read one by one, 2.5M ids of an array took 0.17 s with the GIL held; as bytes,
     a few milliseconds. numpy is not imported for it: an array exists only if it was.
     """
-    import sys
-
     np = sys.modules.get("numpy")
     # (an ndarray itself: a masked array's tolist() holds None where its data holds ids)
     if np is None or not isinstance(ids, np.ndarray) or type(ids) is not np.ndarray:
         return None
-    if ids.ndim != 1:
-        return None
-    if ids.dtype.kind not in "iu" or (ids.size and not 0 <= ids.min() <= ids.max() < 2**32):
+    if (
+        ids.ndim != 1
+        or ids.dtype.kind not in "iu"
+        or (ids.size and not 0 <= ids.min() <= ids.max() < 2**32)
+    ):
         return None
     return ids.astype("<u4", copy=False).tobytes()
 
