@@ -10,7 +10,10 @@ messages name the argument.
 from __future__ import annotations
 
 import operator
+import os
+import sys
 from collections.abc import Iterator, Mapping
+from types import FrameType
 from typing import Any
 
 
@@ -107,3 +110,14 @@ def refuse_mapping(name: str, value: object, what: str, hint: str | None = None)
                 f"or iter({name}.values()) to say which)"
             )
         raise TypeError(f"{name} must be {what}, not a {type(value).__name__}: {hint}")
+
+
+def caller_level() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside bytepair
+    (``train`` calls ``count``: the user's line, not bytepair's, is the one to show)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    level = 1
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        level, frame = level + 1, frame.f_back
+    return level

@@ -20,11 +20,12 @@ import lzma
 import os
 import re
 import stat
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Union
 
-from ._checks import refuse_mapping
+from ._checks import caller_level, refuse_mapping
 from .formats._io import names_a_file_as_folder
 
 __all__ = [
@@ -211,7 +212,7 @@ def _expand_one(path: PathLike, hint: str) -> list[str]:
     if _GLOB_CHARS.search(p):
         found: list[str] = []
         for m in sorted(glob.glob(p, recursive=True)):
-            found.extend(_walk(m) if os.path.isdir(m) else [m])
+            found.extend(_walk(m) if os.path.isdir(m) else _documents([m]))
         if found:
             return _once(found)
         raise FileNotFoundError(2, "No file matches the glob pattern" + hint, p)
@@ -244,7 +245,31 @@ def _walk(folder: str) -> list[str]:
         # hidden files and folders (.git, .DS_Store, editor backups) are not documents
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         out.extend(os.path.join(root, f) for f in files if not f.startswith("."))
-    return sorted(out)
+    return _documents(sorted(out))
+
+
+def _documents(paths: list[str]) -> list[str]:
+    """The regular files of ``paths`` that a folder walk or a glob found; the others are
+    skipped with a warning: a fifo or a socket found there would block the read for ever
+    (a fifo in a corpus folder hung training, Ctrl-C too; QA), a device such as a copy of
+    ``/dev/zero`` has no end, and a symlink whose target is gone cannot be read. Named
+    one by one, a fifo or a device is read as a stream (``is_stream``)."""
+    out = []
+    for p in paths:
+        try:
+            mode = os.stat(p).st_mode
+        except FileNotFoundError:
+            warnings.warn(f"{p}: a symlink to nothing; skipped", stacklevel=caller_level())
+            continue
+        if not stat.S_ISREG(mode):
+            warnings.warn(
+                f"{p}: not a regular file (a fifo, socket or device); skipped; name it "
+                "alone to read it as a stream",
+                stacklevel=caller_level(),
+            )
+            continue
+        out.append(p)
+    return out
 
 
 def file_format(path: PathLike) -> tuple[str | None, str]:

@@ -11,11 +11,10 @@ import os
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from types import FrameType
 from typing import Any, TypedDict, Union
 
 from . import _core, inputs
-from ._checks import count_option, integer, refuse_mapping
+from ._checks import caller_level, count_option, integer, refuse_mapping
 from .counts import PretokenCounts
 from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _resolve_pattern
 
@@ -41,17 +40,6 @@ class _MergeOptions(TypedDict):
 
     min_frequency: int
     max_token_length: int | None
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` that makes a warning point at the first caller outside bytepair
-    (``train`` calls ``count``: the user's line, not bytepair's, is the one to show)."""
-    package = os.path.dirname(os.path.abspath(__file__))
-    level = 1
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        level, frame = level + 1, frame.f_back
-    return level
 
 
 def count(
@@ -167,7 +155,7 @@ def count(
         warnings.warn(
             f"{n_long} pre-token(s) longer than max_pretoken_length={limit} bytes "
             f"(the longest {longest} bytes) were {what}",
-            stacklevel=_caller_level(),
+            stacklevel=caller_level(),
         )
     return PretokenCounts._wrap(core, regex, specials)
 
@@ -308,7 +296,7 @@ def _warn_huge_tokens(tokens: Sequence[bytes]) -> None:
             f"a learned token is {longest} bytes long (a run of one repeated character or a "
             "blob in the corpus?); it is kept, and saving the tokenizer writes it out. "
             "max_token_length=BYTES caps the length of learned tokens",
-            stacklevel=_caller_level(),
+            stacklevel=caller_level(),
         )
 
 

@@ -887,3 +887,53 @@ def test_a_dict_of_texts_is_refused_where_tiktoken_has_no_rule(
     enc = tiktoken_encoding(data_dir, "r50k_base")
     assert gpt2.encode_batch(texts) == enc.encode_batch(texts) == [[9319, 2793], [9016]]
     assert gpt2.encode_ordinary_batch(texts) == enc.encode_ordinary_batch(texts)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs fifos")
+def test_a_folder_walk_or_glob_skips_what_is_no_regular_file(tmp_path: Path) -> None:
+    # A fifo in a corpus folder hung training for ever (Ctrl-C too; QA): nothing writes to
+    # it. A socket blocks the same way, a symlink to nothing cannot be read. Found by a walk
+    # or a glob they are skipped with a warning naming each; the regular files are the
+    # corpus, as if the others were not there.
+    import socket
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("low lower lowest\n", encoding="utf-8")
+    os.mkfifo(docs / "b.fifo")
+    (docs / "c.txt").symlink_to(tmp_path / "gone")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(docs / "d.sock"))
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "a.txt").write_text("low lower lowest\n", encoding="utf-8")
+    want = bytepair.train(only, 262)
+    try:
+        for corpus in (docs, docs / "*", [docs]):
+            with pytest.warns(UserWarning) as seen:
+                got = bytepair.train(corpus, 262)
+            assert got.merges == want.merges
+            said = "\n".join(str(w.message) for w in seen)
+            for name in ("b.fifo", "d.sock"):
+                assert f"{name}: not a regular file (a fifo, socket or device); skipped" in said
+            assert "c.txt: a symlink to nothing; skipped" in said
+            # (the warning points at the caller's line, not into bytepair)
+            assert all(w.filename == __file__ for w in seen)
+    finally:
+        sock.close()
+    # a folder of nothing but a fifo holds no files; named alone, a fifo is a stream
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    os.mkfifo(lone / "p")
+    with (
+        pytest.warns(UserWarning, match="not a regular file"),
+        pytest.raises(OSError, match="the folder holds no files"),
+    ):
+        bytepair.train(lone, 262)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", f"open({str(lone / 'p')!r}, 'w').write('low lower lowest\\n')"]
+    )
+    try:
+        assert bytepair.train(lone / "p", 262).merges == want.merges
+    finally:
+        writer.wait(timeout=60)
