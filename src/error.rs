@@ -43,6 +43,10 @@ pub enum Error {
     #[error("unknown token id {0}")]
     UnknownToken(u64),
 
+    /// Stopped from outside (Ctrl-C) before the work was done.
+    #[error("interrupted")]
+    Interrupted,
+
     /// Any other invalid argument or vocabulary (message says what is wrong).
     #[error("{0}")]
     Invalid(String),

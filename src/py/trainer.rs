@@ -1,6 +1,9 @@
 //! Training entry points: counting (files, texts, streams) and the merge loop, GIL released.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -215,6 +218,52 @@ pub fn count_texts(
     Ok(PretokenCounts { inner })
 }
 
+/// Runs `work` on a thread of its own while this one, without the GIL, waits for it and
+/// every 50 ms runs Python's signal handlers: the merge loop can run for minutes (a large
+/// vocabulary, or a pre-token of megabytes: a tenth of a second a merge), and Ctrl-C went
+/// unseen until it ended (QA). An exception from a handler (KeyboardInterrupt) sets `stop`,
+/// which `work` checks before each merge; it is waited for, and the exception returned.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    stop: &AtomicBool,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    std::thread::scope(|s| {
+        let (done, mut result) = mpsc::channel();
+        let worker = s.spawn(move || {
+            let out = work();
+            let _ = done.send(());
+            out
+        });
+        let mut raised = None;
+        loop {
+            // (the receiver goes into the closure and back: a closure run without the GIL
+            // must be Send, and a `&Receiver` is not)
+            let got;
+            (got, result) =
+                py.detach(move || (result.recv_timeout(Duration::from_millis(50)), result));
+            match got {
+                Err(RecvTimeoutError::Timeout) if raised.is_none() => {
+                    if let Err(e) = py.check_signals() {
+                        stop.store(true, Relaxed);
+                        raised = Some(e);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                // (sent, or the worker panicked: its panic is passed on below)
+                _ => break,
+            }
+        }
+        let out = py
+            .detach(|| worker.join())
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match raised {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    })
+}
+
 /// Runs the merge loop; returns (vocab bytes by id, merges as id pairs).
 #[pyfunction]
 #[pyo3(signature = (counts, vocab_size, special_tokens, progress=None, min_frequency=0, max_token_length=None))]
@@ -228,23 +277,18 @@ pub fn train_from_counts<'py>(
     max_token_length: Option<usize>,
 ) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Pair>)> {
     let report = progress_fn(progress);
+    let stop = AtomicBool::new(false);
     let options = MergeOptions {
         min_frequency,
         max_token_length,
+        stop: Some(&stop),
     };
-    let trained = py
-        .detach(|| {
-            run_in_pool(None, || {
-                train::train_from_counts(
-                    &counts.inner,
-                    vocab_size,
-                    &special_tokens,
-                    options,
-                    &report,
-                )
-            })
-        })?
-        .map_err(to_py)?;
+    let trained = interruptible(py, &stop, || {
+        run_in_pool(None, || {
+            train::train_from_counts(&counts.inner, vocab_size, &special_tokens, options, &report)
+        })
+    })??
+    .map_err(to_py)?;
     let vocab = trained.vocab.iter().map(|t| PyBytes::new(py, t)).collect();
     Ok((vocab, trained.merges))
 }
@@ -263,9 +307,11 @@ pub fn train_continue<'py>(
     max_token_length: Option<usize>,
 ) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Pair>)> {
     let report = progress_fn(progress);
+    let stop = AtomicBool::new(false);
     let options = MergeOptions {
         min_frequency,
         max_token_length,
+        stop: Some(&stop),
     };
     let enc = base.encoder();
     let n = enc.n_vocab();
@@ -286,20 +332,19 @@ pub fn train_continue<'py>(
         enc.encode_piece(piece, &mut out);
         out
     };
-    let trained = py
-        .detach(|| {
-            run_in_pool(None, || {
-                train::train_continue(
-                    &counts.inner,
-                    base_vocab,
-                    &encode,
-                    vocab_size,
-                    options,
-                    &report,
-                )
-            })
-        })?
-        .map_err(to_py)?;
+    let trained = interruptible(py, &stop, || {
+        run_in_pool(None, || {
+            train::train_continue(
+                &counts.inner,
+                base_vocab,
+                &encode,
+                vocab_size,
+                options,
+                &report,
+            )
+        })
+    })??
+    .map_err(to_py)?;
     let vocab = trained.vocab[n..]
         .iter()
         .map(|t| PyBytes::new(py, t))

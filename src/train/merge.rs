@@ -13,6 +13,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -155,11 +156,14 @@ fn initial_pairs(
 
 /// Options of the merge loop.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MergeOptions {
+pub struct MergeOptions<'a> {
     /// Stop when the most frequent pair occurs fewer times than this.
     pub min_frequency: u64,
     /// Never create a token longer than this many bytes (such pairs are passed over).
     pub max_token_length: Option<usize>,
+    /// Set by another thread to stop the loop (Ctrl-C): it ends with `Error::Interrupted`
+    /// before its next merge.
+    pub stop: Option<&'a AtomicBool>,
 }
 
 /// Learns merges from pre-token counts until the vocabulary has `vocab_size` tokens
@@ -168,7 +172,7 @@ pub fn train_from_counts(
     counts: &PretokenCounts,
     vocab_size: usize,
     special_tokens: &[String],
-    options: MergeOptions,
+    options: MergeOptions<'_>,
     progress: ProgressFn,
 ) -> Result<Trained> {
     let base = 256 + special_tokens.len();
@@ -195,7 +199,7 @@ pub fn train_continue(
     base_vocab: Vec<Vec<u8>>,
     encode: &(dyn Fn(&[u8]) -> Vec<Rank> + Sync),
     vocab_size: usize,
-    options: MergeOptions,
+    options: MergeOptions<'_>,
     progress: ProgressFn,
 ) -> Result<Trained> {
     if vocab_size < base_vocab.len() {
@@ -214,7 +218,7 @@ fn merge_words(
     to_ids: &(dyn Fn(&[u8]) -> Vec<Rank> + Sync),
     vocab: Vec<Vec<u8>>,
     vocab_size: usize,
-    options: MergeOptions,
+    options: MergeOptions<'_>,
     progress: ProgressFn,
 ) -> Result<Trained> {
     if counts.counts.is_empty() {
@@ -292,6 +296,9 @@ fn merge_words(
     let mut scratch: Vec<Rank> = Vec::new();
     let report_every = (total / 200).max(1);
     while vocab.len() < vocab_size {
+        if options.stop.is_some_and(|s| s.load(Relaxed)) {
+            return Err(Error::Interrupted);
+        }
         let Some(top) = heap.pop() else { break };
         let current = pair_counts.get(&top.pair).copied().unwrap_or(0);
         if current <= 0 {

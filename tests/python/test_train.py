@@ -609,3 +609,44 @@ def test_one_huge_pre_token_trains_loads_and_encodes() -> None:
     assert tok.encode("a" * 13) == ref.encode("a" * 13)
     copy = bytepair.Tokenizer(tok.vocab, tok.merges)
     assert copy.encode("a" * 1000) == ref.encode("a" * 1000)
+
+
+def test_ctrl_c_interrupts_the_merge_loop() -> None:
+    # One pre-token of 2 MB: each merge goes over all of it (a tenth of a second or so), and
+    # Ctrl-C waited for the last one (QA: still running 30 s after it). It arrives now
+    # between two merges; train_continue takes the same way.
+    import random
+    import signal
+    import threading
+    import time
+
+    rng = random.Random(5)
+    text = "".join(rng.choice("abcdefgh") for _ in range(2_000_000))
+    counts = bytepair.count(iter([text]))
+    t0 = time.perf_counter()
+    whole = bytepair.train_from_counts(counts, 256 + 600)
+    took_whole = time.perf_counter() - t0
+    assert len(whole.merges) == 600
+
+    def interrupt() -> None:
+        time.sleep(took_whole / 10)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
+
+    runs = [
+        lambda: bytepair.train_from_counts(counts, 256 + 600),
+        lambda: bytepair.train_from_counts(counts, 256 + 1200, base=whole),
+    ]
+    for run in runs:
+        # (up to three tries: on a shared machine one call may stall for a moment; a
+        # training that only stops at its end fails every time)
+        took = []
+        for _ in range(3):
+            threading.Thread(target=interrupt).start()
+            t0 = time.perf_counter()
+            with pytest.raises(KeyboardInterrupt):
+                run()
+                time.sleep(took_whole)  # (not reached if the training was interrupted)
+            took.append(time.perf_counter() - t0)
+            if took[-1] < took_whole / 2:
+                break
+        assert min(took) < took_whole / 2, (took, took_whole)
