@@ -19,7 +19,6 @@ import json
 import os
 import pickle
 import random
-import signal
 import string
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from unittest import mock
 
@@ -47,6 +46,7 @@ from corpus import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from interrupts import seconds_to_interrupt
 
 import bytepair
 import bytepair.tokenizer
@@ -213,26 +213,11 @@ def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:
     gpt2.encode_to_numpy(text)
     whole = time.perf_counter() - t0
 
-    def interrupt() -> None:
-        time.sleep(whole / 10)
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
-
     batch = [text[k : k + 1_000_000] for k in range(0, len(text), 1_000_000)]
     encodes = [gpt2.encode_ordinary, gpt2.encode_to_numpy]
     encodes.append(lambda _: gpt2.encode_ordinary_batch(batch, num_threads=2))
     for encode in encodes:
-        # (up to three tries: on a shared machine one call may stall for a moment; an
-        # encode that only stops at its end fails every time)
-        took = []
-        for _ in range(3):
-            threading.Thread(target=interrupt).start()
-            t0 = time.perf_counter()
-            with pytest.raises(KeyboardInterrupt):
-                encode(text)
-                time.sleep(whole)  # (not reached if the encode was interrupted)
-            took.append(time.perf_counter() - t0)
-            if took[-1] < whole / 2:
-                break
+        took = seconds_to_interrupt(partial(encode, text), whole / 10, whole / 2)
         assert min(took) < whole / 2, (took, whole)
 
 
@@ -249,20 +234,9 @@ def test_ctrl_c_interrupts_a_batch_while_its_texts_are_converted(
         t.encode()
     convert = time.perf_counter() - t0  # about what the conversion takes on one core
 
-    def interrupt() -> None:
-        time.sleep(convert / 8)
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
-
-    took = []
-    for _ in range(3):  # (a shared machine may stall one call for a moment)
-        threading.Thread(target=interrupt).start()
-        t0 = time.perf_counter()
-        with pytest.raises(KeyboardInterrupt):
-            gpt2.encode_ordinary_batch(batch, num_threads=2)
-            time.sleep(10 * convert)  # (not reached if the batch was interrupted)
-        took.append(time.perf_counter() - t0)
-        if took[-1] < convert / 2:
-            break
+    took = seconds_to_interrupt(
+        lambda: gpt2.encode_ordinary_batch(batch, num_threads=2), convert / 8, convert / 2
+    )
     assert min(took) < convert / 2, (took, convert)
 
 

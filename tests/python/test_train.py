@@ -616,9 +616,9 @@ def test_ctrl_c_interrupts_the_merge_loop() -> None:
     # Ctrl-C waited for the last one (QA: still running 30 s after it). It arrives now
     # between two merges; train_continue takes the same way.
     import random
-    import signal
-    import threading
     import time
+
+    from interrupts import seconds_to_interrupt
 
     rng = random.Random(5)
     text = "".join(rng.choice("abcdefgh") for _ in range(2_000_000))
@@ -627,26 +627,10 @@ def test_ctrl_c_interrupts_the_merge_loop() -> None:
     whole = bytepair.train_from_counts(counts, 256 + 600)
     took_whole = time.perf_counter() - t0
     assert len(whole.merges) == 600
-
-    def interrupt() -> None:
-        time.sleep(took_whole / 10)
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
-
     runs = [
         lambda: bytepair.train_from_counts(counts, 256 + 600),
         lambda: bytepair.train_from_counts(counts, 256 + 1200, base=whole),
     ]
     for run in runs:
-        # (up to three tries: on a shared machine one call may stall for a moment; a
-        # training that only stops at its end fails every time)
-        took = []
-        for _ in range(3):
-            threading.Thread(target=interrupt).start()
-            t0 = time.perf_counter()
-            with pytest.raises(KeyboardInterrupt):
-                run()
-                time.sleep(took_whole)  # (not reached if the training was interrupted)
-            took.append(time.perf_counter() - t0)
-            if took[-1] < took_whole / 2:
-                break
+        took = seconds_to_interrupt(run, took_whole / 10, took_whole / 2)
         assert min(took) < took_whole / 2, (took, took_whole)
