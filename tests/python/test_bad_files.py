@@ -187,6 +187,19 @@ def test_native_duplicate_id(tok, tmp_path: Path) -> None:
     raises(path, "native", "vocab[258]", "257")
 
 
+@pytest.mark.parametrize("at", [1, None])
+def test_native_merge_listed_twice(tok, at, tmp_path: Path) -> None:
+    # QA: a merge pasted twice loaded, with one more merge than merged tokens, and was saved
+    # back so; a copy anywhere (next to the first, or at the end) is refused, naming both
+    path = written(tok, "native", tmp_path)
+    doc = json.loads(path.read_text("utf-8"))
+    n = len(doc["merges"]) if at is None else at
+    doc["merges"].insert(n, doc["merges"][0])
+    path.write_text(json.dumps(doc), "utf-8")
+    left, right = (t.encode() for t in doc["merges"][0])
+    raises(path, "native", f"merges[{n}]", f"repeats merges[0]: {left!r} + {right!r}")
+
+
 @pytest.mark.parametrize("bad", [True, -1, 2**32, 1.0, "257"])
 def test_native_id_not_an_int(tok, bad, tmp_path: Path) -> None:
     # QA: `true` was read as id 1 and then reported as "id True is negative or appears twice"

@@ -30,7 +30,8 @@ formats):
   no two tokens make it, so it is output only where a whole pre-token equals it (GPT-2's
   ``<|endoftext|>`` in ``Tokenizer.from_files`` without special tokens). A token two tokens
   make (``"abc"`` = ``"ab"`` + ``"c"``) with no merge for it means a lost merge;
-- no token bytes appear under two ids; a special token's id is its vocab entry's;
+- no token bytes appear under two ids, and no merge is listed twice (a second copy would
+  take a rank and do nothing: a pasted line); a special token's id is its vocab entry's;
 - ids have no holes, except room left right before a special token's id: a run of unused
   ids must end just below a special token. That admits tiktoken's cl100k_base (100256 is
   unused, ``<|endoftext|>`` is 100257) and o200k_base, and continued training from them
@@ -177,11 +178,15 @@ def from_document(doc: dict[str, Any], path: str | os.PathLike[str]) -> Tokenize
             raise fail(f"vocab[{n}]: id {i} appears twice")
         vocab[i] = token_from_json(entry[1], f"{path}: vocab[{n}]")
     merges = []
+    first: dict[tuple[bytes, bytes], int] = {}
     for n, entry in enumerate(doc["merges"]):
         if not (isinstance(entry, list) and len(entry) == 2):
             raise fail(f"merges[{n}] must be [left, right], got {entry!r}")
         where = f"{path}: merges[{n}]"
-        merges.append((token_from_json(entry[0], where), token_from_json(entry[1], where)))
+        merge = (token_from_json(entry[0], where), token_from_json(entry[1], where))
+        if first.setdefault(merge, n) != n:
+            raise fail(f"merges[{n}] repeats merges[{first[merge]}]: {merge[0]!r} + {merge[1]!r}")
+        merges.append(merge)
     special_ids = [i for i in doc["special_tokens"].values() if isinstance(i, int)]
     check_no_duplicate_tokens(vocab, f"{path}: vocab", special_ids)
     meta = doc.get("metadata", {})
