@@ -6,7 +6,8 @@
 >>> tok.encode("lowest")
 [257, 101, 115, 116]
 
-The rules are in DESIGN.md; the pure-Python oracle in ``bytepair.reference``.
+The rules are in the README ("The rules", with where each lives in the code); the
+pure-Python oracle in ``bytepair.reference``.
 """
 
 from ._core import __version__

@@ -1,10 +1,10 @@
 """Checks of arguments shared by the public functions: integers (counts, lengths, threads),
 token ids, and texts given as a mapping.
 
-One rule for all of them (DESIGN.md §4): any integer type is taken, numpy's included, as
-``operator.index`` reads it; a value of another type (a float, a string, a bool) is a
-``TypeError``, as Python's own functions raise; an int out of range is a ``ValueError``; both
-messages name the argument.
+One rule for all of them (README, "The rules": bad input): any integer type is taken,
+numpy's included, as ``operator.index`` reads it; a value of another type (a float, a
+string, a bool) is a ``TypeError``, as Python's own functions raise; an int out of range is
+a ``ValueError``; both messages name the argument.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Character-level BPE, exactly as the first course notes build it (before bytes).
 
-bytepair itself is byte-level (DESIGN.md §2). This module keeps the older, character-level
+bytepair itself is byte-level (README, "The rules"). This module keeps the older, character-level
 system of the course notes this project grew from, so a student can run it, compare, and see
 why byte-level BPE replaced it. The rules:
 

@@ -2,7 +2,7 @@
 
 The special-token policy follows tiktoken (``allowed_special`` / ``disallowed_special``);
 the merge rule inside a pre-token is tiktoken's rank rule, which for a trained tokenizer is
-"apply merges in learned order" (DESIGN.md §2). The hot loops run in ``bytepair._core``
+"apply merges in learned order" (README, "The rules"). The hot loops run in ``bytepair._core``
 with the GIL released.
 """
 

@@ -1,4 +1,4 @@
-"""Training: count pre-tokens over a corpus, then learn merges (DESIGN.md §2).
+"""Training: count pre-tokens over a corpus, then learn merges (README, "The rules").
 
 The two stages are separate and both public: ``count`` gives ``PretokenCounts`` (which add
 up with ``+``, so shards can be counted apart), ``train_from_counts`` runs the merge loop.

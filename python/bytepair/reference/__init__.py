@@ -29,8 +29,9 @@ Example::
     >>> tok.decode([257, 258, 101, 115, 116])
     'low lowest'
 
-The exact rules (ids, tie-breaks, special tokens) are in DESIGN.md §2. This code favours being
-obviously right over being fast: it trains on about a megabyte of text in seconds.
+The exact rules (ids, tie-breaks, special tokens) are in the README ("The rules"). This
+code favours being obviously right over being fast: it trains on about a megabyte of text
+in seconds.
 """
 
 from .encode import ReferenceTokenizer, encode

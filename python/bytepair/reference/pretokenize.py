@@ -20,7 +20,7 @@ possessive quantifiers such as ``++``), which the standard ``re`` module lacks.
 One known difference from tiktoken (and bytepair's Rust core, which follow the Rust regex
 crate): the ``regex`` module may ship newer Unicode tables, so a character assigned in a recent
 Unicode version (U+10955, say) can be a letter here and not there. On such text this oracle
-splits differently; tiktoken's ids are the rule (DESIGN.md §2).
+splits differently; tiktoken's ids are the rule (README, "The rules").
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def _special_regex(special_tokens: tuple[str, ...]) -> regex.Pattern:
 def split_special(text: str, special_tokens: Iterable[str]) -> list[tuple[str, bool]]:
     """Split text into ordinary spans and special-token spans.
 
-    Matching rule (DESIGN.md §2, as tiktoken): scan left to right, take the leftmost special
+    Matching rule (README, "The rules"; as tiktoken): scan left to right, take the leftmost special
     token; where several start at the same position, the longest wins. Empty ordinary spans
     are left out, so ``""`` gives ``[]``.
 

@@ -1,6 +1,6 @@
 """Training: learn BPE merges from a corpus.
 
-The recipe (DESIGN.md §2, the CS336 rules):
+The recipe (README, "The rules"; the CS336 rules):
 
 1. Cut the text on special tokens and throw their text away, then cut each remaining span into
    pre-tokens with the pattern, and count how often each pre-token occurs (as UTF-8 bytes).
@@ -105,7 +105,7 @@ def train_bpe(
     min_frequency: int = 0,
     max_token_length: int | None = None,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """Train a byte-level BPE tokenizer (DESIGN.md §2; same results as the CS336 reference).
+    """Train a byte-level BPE tokenizer (README, "The rules"; same results as the CS336 reference).
 
     Args:
         text_or_texts: the corpus, either one ``str`` or an iterable of ``str`` (each is split
