@@ -46,7 +46,7 @@ def count(
     input: Input,
     *,
     pattern: str = "gpt2",
-    special_tokens: Sequence[str] = (),
+    special_tokens: Sequence[str] | None = (),
     threads: int | None = None,
     progress: bool | None = None,
     errors: str = "strict",
@@ -358,7 +358,7 @@ def train(
     input: Input,
     vocab_size: int,
     *,
-    special_tokens: Sequence[str] = (),
+    special_tokens: Sequence[str] | None = (),
     pattern: str = _DEFAULT_PATTERN,
     threads: int | None = None,
     progress: bool | None = None,
@@ -472,7 +472,7 @@ def _describe(input: object) -> str:
 def train_bpe(
     input_path: PathLike,
     vocab_size: int,
-    special_tokens: Sequence[str] = (),
+    special_tokens: Sequence[str] | None = (),
     **kwargs: object,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     """CS336's ``train_bpe``: returns ``(vocab, merges)`` as plain Python objects.
@@ -517,7 +517,11 @@ def _check_threads(threads: object) -> int | None:
     return count_option("threads", threads, 1, _MAX_THREADS, "a positive int or None")
 
 
-def _check_specials(special_tokens: Sequence[str]) -> list[str]:
+def _check_specials(special_tokens: Sequence[str] | None) -> list[str]:
+    if (
+        special_tokens is None
+    ):  # (as `Tokenizer` takes it; it was "'NoneType' object is not iterable")
+        return []
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a list of strings, not one string")
     out: list[str] = []

@@ -699,6 +699,26 @@ def test_save_into_missing_folder(tmp_path: Path) -> None:
     assert not target.parent.exists()
 
 
+@pytest.mark.parametrize("fmt", ["native", "hf", "tiktoken"])
+def test_save_to_an_empty_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    # QA: "is a folder; not replacing it: <the current folder>"; open("") says this
+    monkeypatch.chdir(tmp_path)
+    tok = bytepair.Tokenizer(BYTES_VOCAB, [])
+    with pytest.raises(FileNotFoundError, match="No such file or directory: ''"):
+        tok.save("", format=fmt)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_special_tokens_none_is_none(tmp_path: Path) -> None:
+    # as Tokenizer(..., special_tokens=None) takes it (QA: train and count said "'NoneType'
+    # object is not iterable")
+    want = bytepair.train(iter(["low lower lowest"] * 3), 262)
+    got = bytepair.train(iter(["low lower lowest"] * 3), 262, special_tokens=None)
+    assert (got.merges, got.special_tokens) == (want.merges, {})
+    counts = bytepair.count(iter(["low lower"]), special_tokens=None)
+    assert dict(counts.items()) == {b"low": 1, b" lower": 1}
+
+
 # ---------------------------------------------------------------------------------------------
 # decoding unknown ids
 

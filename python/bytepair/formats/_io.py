@@ -65,6 +65,9 @@ def refuse_folder_name(path: PathLike) -> None:
     """Raises ``IsADirectoryError`` if ``path`` ends with a path separator: it names a
     folder, where a file is to be written (``"t.json/"`` wrote a file ``t.json``)."""
     name = os.fspath(path)
+    if not name:
+        # (as open("") says; it was "is a folder; not replacing it: <the current folder>")
+        raise FileNotFoundError(2, "No such file or directory", name)
     if name.endswith(SEPARATORS):
         raise IsADirectoryError(
             21, "names a folder (it ends with a path separator); a file is written here", name
