@@ -825,7 +825,8 @@ def test_counts_refuse_a_folder_as_a_tokenizer_does(
     # (QA: save(".") said "[Errno 16] Device or resource busy: '<parent>/.bpcounts-...' ->
     # '.'", save(<a folder>) an IsADirectoryError and save("") a FileNotFoundError, each
     # naming a temporary file made in the folder above) the errors of Tokenizer.save, naming
-    # the path, before any temporary file is made
+    # the path, before any temporary file is made; "" is no name at all, as open("") says
+    # (it was "is a folder" naming the current folder, which misled QA)
     work = tmp_path / "work"
     (work / "sub").mkdir(parents=True)
     monkeypatch.chdir(work)
@@ -833,7 +834,7 @@ def test_counts_refuse_a_folder_as_a_tokenizer_does(
     folder = f"[Errno 21] is a folder; not replacing it: {str(work)!r}"
     for path, error, message in [
         (".", IsADirectoryError, folder),
-        ("", IsADirectoryError, folder),
+        ("", FileNotFoundError, "[Errno 2] No such file or directory: ''"),
         (work, IsADirectoryError, folder),
         ("sub", IsADirectoryError, folder[:-1] + "/sub'"),
         (
