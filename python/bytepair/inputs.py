@@ -12,6 +12,7 @@ blank-line-separated block of it), one jsonl line, one parquet row, one item of 
 from __future__ import annotations
 
 import bz2
+import errno
 import glob
 import gzip
 import io
@@ -203,7 +204,7 @@ def expand_paths(inputs: object) -> list[str] | None:
 def _expand_one(path: PathLike, hint: str) -> list[str]:
     p = os.fspath(path)
     if os.path.isdir(p):
-        files = _walk(p)
+        files = _documents(_walk(p))
         if not files:
             raise OSError(f"{p}: the folder holds no files")
         return files
@@ -212,9 +213,12 @@ def _expand_one(path: PathLike, hint: str) -> list[str]:
     if _GLOB_CHARS.search(p):
         found: list[str] = []
         for m in sorted(glob.glob(p, recursive=True)):
-            found.extend(_walk(m) if os.path.isdir(m) else _documents([m]))
+            found.extend(_walk(m) if os.path.isdir(m) else [m])
+        # (each entry once before the check, so that one skipped is said once, not at each
+        # level "**" matches)
+        found = _documents(_once(found))
         if found:
-            return _once(found)
+            return found
         raise FileNotFoundError(2, "No file matches the glob pattern" + hint, p)
     if names_a_file_as_folder(p):
         # ("c.txt/": the file is there, as open() says; "No such file" misled, QA)
@@ -245,21 +249,25 @@ def _walk(folder: str) -> list[str]:
         # hidden files and folders (.git, .DS_Store, editor backups) are not documents
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         out.extend(os.path.join(root, f) for f in files if not f.startswith("."))
-    return _documents(sorted(out))
+    return sorted(out)
 
 
 def _documents(paths: list[str]) -> list[str]:
     """The regular files of ``paths`` that a folder walk or a glob found; the others are
     skipped with a warning: a fifo or a socket found there would block the read for ever
     (a fifo in a corpus folder hung training, Ctrl-C too; QA), a device such as a copy of
-    ``/dev/zero`` has no end, and a symlink whose target is gone cannot be read. Named
-    one by one, a fifo or a device is read as a stream (``is_stream``)."""
+    ``/dev/zero`` has no end, and a symlink whose target is gone, or that leads back to
+    itself, cannot be read. Named one by one, a fifo or a device is read as a stream
+    (``is_stream``)."""
     out = []
     for p in paths:
         try:
             mode = os.stat(p).st_mode
-        except FileNotFoundError:
-            warnings.warn(f"{p}: a symlink to nothing; skipped", stacklevel=caller_level())
+        except OSError as e:
+            if e.errno not in (errno.ENOENT, errno.ELOOP):
+                raise  # (not a silently smaller corpus)
+            what = "a symlink to nothing" if e.errno == errno.ENOENT else "a symlink loop"
+            warnings.warn(f"{p}: {what}; skipped", stacklevel=caller_level())
             continue
         if not stat.S_ISREG(mode):
             warnings.warn(

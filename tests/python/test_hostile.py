@@ -903,6 +903,8 @@ def test_a_folder_walk_or_glob_skips_what_is_no_regular_file(tmp_path: Path) -> 
     (docs / "a.txt").write_text("low lower lowest\n", encoding="utf-8")
     os.mkfifo(docs / "b.fifo")
     (docs / "c.txt").symlink_to(tmp_path / "gone")
+    (docs / "e.txt").symlink_to(docs / "f.txt")
+    (docs / "f.txt").symlink_to(docs / "e.txt")  # (a loop: QA)
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(docs / "d.sock"))
     only = tmp_path / "only"
@@ -910,14 +912,21 @@ def test_a_folder_walk_or_glob_skips_what_is_no_regular_file(tmp_path: Path) -> 
     (only / "a.txt").write_text("low lower lowest\n", encoding="utf-8")
     want = bytepair.train(only, 262)
     try:
-        for corpus in (docs, docs / "*", [docs]):
+        for corpus in (docs, docs / "*", [docs], str(docs / "**")):
             with pytest.warns(UserWarning) as seen:
                 got = bytepair.train(corpus, 262)
             assert got.merges == want.merges
-            said = "\n".join(str(w.message) for w in seen)
-            for name in ("b.fifo", "d.sock"):
-                assert f"{name}: not a regular file (a fifo, socket or device); skipped" in said
-            assert "c.txt: a symlink to nothing; skipped" in said
+            said = [str(w.message) for w in seen]
+            # each once (a "**" glob matches an entry at every level above it)
+            assert len(said) == 5, said
+            for name, what in [
+                ("b.fifo", "not a regular file (a fifo, socket or device); skipped"),
+                ("d.sock", "not a regular file (a fifo, socket or device); skipped"),
+                ("c.txt", "a symlink to nothing; skipped"),
+                ("e.txt", "a symlink loop; skipped"),
+                ("f.txt", "a symlink loop; skipped"),
+            ]:
+                assert any(m.startswith(f"{docs / name}: {what}") for m in said), (name, said)
             # (the warning points at the caller's line, not into bytepair)
             assert all(w.filename == __file__ for w in seen)
     finally:
