@@ -262,21 +262,17 @@ def _documents(paths: list[str]) -> list[str]:
     out = []
     for p in paths:
         try:
-            mode = os.stat(p).st_mode
+            if stat.S_ISREG(os.stat(p).st_mode):
+                out.append(p)
+                continue
+            why = "not a regular file (a fifo, socket or device); skipped; "
+            why += "name it alone to read it as a stream"
         except OSError as e:
             if e.errno not in (errno.ENOENT, errno.ELOOP):
                 raise  # (not a silently smaller corpus)
-            what = "a symlink to nothing" if e.errno == errno.ENOENT else "a symlink loop"
-            warnings.warn(f"{p}: {what}; skipped", stacklevel=caller_level())
-            continue
-        if not stat.S_ISREG(mode):
-            warnings.warn(
-                f"{p}: not a regular file (a fifo, socket or device); skipped; name it "
-                "alone to read it as a stream",
-                stacklevel=caller_level(),
-            )
-            continue
-        out.append(p)
+            why = "a symlink to nothing" if e.errno == errno.ENOENT else "a symlink loop"
+            why += "; skipped"
+        warnings.warn(f"{p}: {why}", stacklevel=caller_level())
     return out
 
 

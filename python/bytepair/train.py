@@ -72,7 +72,7 @@ def count(
             a document; a pre-token never spans two documents, nor two files).
         pattern: ``"gpt2"``, ``"cl100k"``, ``"o200k"`` or a regex (Python ``regex`` syntax).
         special_tokens: strings cut out of the text before pre-tokenization and never
-            counted (e.g. ``"<|endoftext|>"`` between documents).
+            counted (e.g. ``"<|endoftext|>"`` between documents); None: none.
         threads: worker threads (default: one per core). The result never depends on it.
         progress: a tqdm bar of bytes read (bytes/s, ETA for files); default: when stderr
             is a terminal.
@@ -385,8 +385,8 @@ def train(
             any other iterable of ``str`` (pass ``iter(texts)`` for an in-memory list).
         vocab_size: total tokens: 256 + len(special_tokens) + merges (with ``base``:
             ``base.n_vocab`` + new merges).
-        special_tokens: e.g. ``["<|endoftext|>"]``; ids 256, 257, ...; never counted.
-            With ``base``: its own are used (passing others raises ``ValueError``).
+        special_tokens: e.g. ``["<|endoftext|>"]``; ids 256, 257, ...; never counted
+            (None: none). With ``base``: its own are used (passing others raises ``ValueError``).
         pattern: ``"gpt2"`` (default, as CS336), ``"cl100k"``, ``"o200k"`` or a regex.
             With ``base``: by default the base's own; a pattern given must be the base's
             (``pattern="gpt2"`` with a cl100k_base base raises ``ValueError``: the new

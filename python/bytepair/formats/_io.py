@@ -63,7 +63,8 @@ def names_a_file_as_folder(name: str) -> bool:
 
 def refuse_folder_name(path: PathLike) -> None:
     """Raises ``IsADirectoryError`` if ``path`` ends with a path separator: it names a
-    folder, where a file is to be written (``"t.json/"`` wrote a file ``t.json``)."""
+    folder, where a file is to be written (``"t.json/"`` wrote a file ``t.json``); and
+    ``FileNotFoundError`` for an empty name, as ``open("")``."""
     name = os.fspath(path)
     if not name:
         # (as open("") says; it was "is a folder; not replacing it: <the current folder>")
