@@ -85,6 +85,18 @@ impl Lines {
         }
     }
 
+    /// Asks for the line of hash `h` ahead of `find`.
+    #[inline(always)]
+    pub fn prefetch(&self, h: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let line = &self.0[line_of(h, self.0.len())] as *const Line as *const i8;
+            // SAFETY: a prefetch is a hint; it reads nothing and cannot fault
+            unsafe { _mm_prefetch(line, _MM_HINT_T0) };
+        }
+    }
+
     /// Every word stored.
     pub fn words(&self) -> impl Iterator<Item = u64> + '_ {
         self.0.iter().flat_map(|l| l.0).filter(|&w| w != EMPTY)

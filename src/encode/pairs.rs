@@ -137,12 +137,18 @@ impl PairTable {
                 if a >= ID_LIMIT || b >= ID_LIMIT {
                     return None;
                 }
+                let k = (a as u64) << ID_BITS | b as u64;
+                let h = hash(k);
+                // the line is asked for before the filter is read, not after it answered:
+                // the two waits overlap (paired in one process against the build without,
+                // 2 MB slices, one thread: cl100k English 1.08x, code 1.01x, o200k code
+                // 1.02-1.08x, multilingual 1.00-1.05x)
+                lines.prefetch(h);
                 let (word, bits) = filter_slot(key(a, b));
                 if filter[word] & bits != bits {
                     return None;
                 }
-                let k = (a as u64) << ID_BITS | b as u64;
-                let found = lines.find(hash(k), |w| w >> ID_BITS == k)?;
+                let found = lines.find(h, |w| w >> ID_BITS == k)?;
                 let id = (found & ID_MASK) as Rank;
                 Some((id.wrapping_sub(*offset), id))
             }
