@@ -246,6 +246,7 @@ class Tokenizer:
             core = _core.CoreBPE(tokens, list(specials.items()), self._pattern)
         self._core = core
         self._special_set = frozenset(specials)
+        self._special_ids = frozenset(specials.values())
         self._ordinary_ids: dict[bytes, int] | None = None  # made on first use
         self._name = "bytepair"
         self._matchers: dict[frozenset[str], _core.AllowedSpecial] = {}
@@ -977,8 +978,17 @@ class Tokenizer:
         return token
 
     def is_special_token(self, token: int) -> bool:
-        """Whether ``token`` is the id of a special token."""
-        return token in self._special_tokens.values()
+        """Whether the id ``token`` is a special token's.
+
+        Raises:
+            TypeError: ``token`` is not an integer (a Python or numpy int); tiktoken asserts
+                it is an int. (A string, None or a float was answered False, hiding the
+                mistake.)
+        """
+        id = integer(token)
+        if id is None:
+            raise TypeError(f"token must be an int id, not {type(token).__name__}")
+        return id in self._special_ids
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary (not special) token, sorted, as tiktoken."""

@@ -18,6 +18,7 @@ import threading
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tiktoken
 from corpus import (
@@ -408,6 +409,11 @@ def test_tiktoken_lookups_equal_tiktoken(data_dir: Path, name: str) -> None:
             assert tok.encode_single_token(piece) == tt.encode_single_token(piece) == i
             assert tok.is_special_token(i) == tt.is_special_token(i)
     assert tok.encode_single_token(EOT) == tt.encode_single_token(EOT)
+    eot = tt.eot_token
+    assert tok.is_special_token(np.uint32(eot)) and not tok.is_special_token(np.int64(0))
+    for not_an_id in [None, "<|endoftext|>", float(eot), True, [eot]]:
+        with pytest.raises(TypeError, match="token must be an int id"):
+            tok.is_special_token(not_an_id)  # type: ignore[arg-type]
     for bad_type in [123, None, 1.5]:
         with pytest.raises(TypeError, match="expected str or bytes"):
             tok.encode_single_token(bad_type)  # type: ignore[arg-type]
