@@ -328,6 +328,41 @@ mod tests {
     }
 
     #[test]
+    fn no_cut_inside_a_special_token_longer_than_the_window() {
+        // (QA: tokens `"x" * 200_000` and `xx`; a window that ended inside the long one
+        // found `xx` there and cut the text inside it) random texts of x runs around
+        // tokens longer than the windows, and of prefixes of each other, cut into small
+        // parts: each part's special tokens and pre-tokens are the whole's
+        let specials: Vec<String> =
+            ["x".repeat(20), "xx".into(), "<|e|>".into(), "y".repeat(9)].to_vec();
+        let m = SpecialMatcher::new(&specials).unwrap();
+        let alphabet = ["x", "xx", "xxxxxxx", "y", "yyyy", " ", "\n", "<|e|>", "a"];
+        let mut seed = 4242u64;
+        for preset in ["gpt2", "cl100k", "o200k"] {
+            let pretok = Pretokenizer::new(preset).unwrap();
+            let cuts = Cuts::new(&pretok, Some(&m));
+            for _ in 0..3000 {
+                let mut text = String::new();
+                for _ in 0..40 {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    text.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
+                }
+                let whole = spans(&pretok, &m, &text);
+                for target in [6, 8, 12, 30] {
+                    let mut parts = Vec::new();
+                    split_text(&text, &cuts, target, &mut parts);
+                    assert_eq!(parts.concat(), text);
+                    let joined: Vec<Span> =
+                        parts.iter().flat_map(|p| spans(&pretok, &m, p)).collect();
+                    assert_eq!(joined, whole, "{preset} {text:?} cut as {parts:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn no_cut_before_a_newline_inside_a_special_token() {
         // GPT-2 text with \r\n line ends is cut before them; not when a special token
         // that is split out holds a \r (a cut there could fall inside it): then only

@@ -1,7 +1,7 @@
 //! Special tokens: found in text before pre-tokenization, leftmost first, and the longest
 //! where several start at one position (DESIGN.md §2).
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::{Error, Result};
 
@@ -14,10 +14,23 @@ pub enum Span<'t> {
     Special(usize),
 }
 
+/// Special tokens of more bytes than this in all are searched with an NFA, never a DFA: the
+/// crate picks a DFA for a few tokens, whatever their length, and building one took time
+/// growing with the square of a token's length where the token repeats one character
+/// (found by QA: `"x" * 30_000`, 3.6 s; `"x" * 1_000_000` did not finish, and Ctrl-C
+/// waited; the NFA: 0.002 s and 0.1 s). At this size the DFA takes 0.07 s at most.
+const DFA_MAX_BYTES: usize = 4096;
+
+/// Special tokens longer than this (in bytes) are no place to cut a text
+/// ([`SpecialMatcher::last_start`]).
+const LONGEST_CUT: usize = 256;
+
 #[derive(Debug, Clone)]
 pub struct SpecialMatcher {
     automaton: Option<AhoCorasick>,
     tokens: Vec<String>,
+    /// The longest token's length in bytes (0 for none).
+    longest: usize,
 }
 
 impl SpecialMatcher {
@@ -29,9 +42,11 @@ impl SpecialMatcher {
         let automaton = if tokens.is_empty() {
             None
         } else {
+            let bytes: usize = tokens.iter().map(String::len).sum();
             Some(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostLongest)
+                    .kind((bytes > DFA_MAX_BYTES).then_some(AhoCorasickKind::ContiguousNFA))
                     .build(tokens)
                     .map_err(|e| {
                         Error::Invalid(format!("cannot build special-token matcher: {e}"))
@@ -41,6 +56,7 @@ impl SpecialMatcher {
         Ok(Self {
             automaton,
             tokens: tokens.to_vec(),
+            longest: tokens.iter().map(String::len).max().unwrap_or(0),
         })
     }
 
@@ -126,12 +142,27 @@ impl SpecialMatcher {
     /// Start of the last special token that `split` finds in `text` at or after byte
     /// `from`, if any: a place where text can be cut exactly. `text` must begin where no
     /// special token is open (a scan that began later could start inside one: `bc` inside
-    /// `abc` when `ab` is a token too, or `<|a|>` inside a longer `<|a|><|a|>`).
+    /// `abc` when `ab` is a token too, or `<|a|>` inside a longer `<|a|><|a|>`). `text` is a
+    /// window of a longer text: only a start that the longest token fits after counts, so
+    /// that what the text holds beyond the window cannot change the matches up to it (with
+    /// QA's tokens `"x" * 200_000` and `xx`, a window that ended inside the long one
+    /// found `xx` there, and the text was cut inside it: 100,004 ids instead of 5).
+    ///
+    /// With a token longer than `LONGEST_CUT` there is no such place: to find the longest
+    /// match at each place the search reads ahead up to the longest token's length, and
+    /// with a million-byte token of one character repeated, a text of that character took
+    /// minutes to search here window after window (the split of the whole text finds the
+    /// long token in one pass).
     pub fn last_start(&self, text: &[u8], from: usize) -> Option<usize> {
+        if self.longest > LONGEST_CUT {
+            return None;
+        }
+        let last = text.len().checked_sub(self.longest)?;
         self.automaton
             .as_ref()?
             .find_iter(text)
             .map(|m| m.start())
+            .take_while(|&s| s <= last)
             .filter(|&s| s >= from)
             .last()
     }
@@ -151,5 +182,19 @@ mod tests {
         assert_eq!(m.split("<|a|>").collect::<Vec<_>>(), [Special(0)]);
         assert_eq!(m.split("").count(), 0);
         assert!(SpecialMatcher::new(&["".to_string()]).is_err());
+    }
+
+    /// Long special tokens of one repeated character, on both sides of `DFA_MAX_BYTES`,
+    /// build (a million-byte one never finished with a DFA) and match leftmost-longest.
+    #[test]
+    fn long_repetitive_specials() {
+        for n in [DFA_MAX_BYTES - 2, DFA_MAX_BYTES + 1, 1_000_000] {
+            let toks = vec!["x".repeat(n), "xx".to_string()];
+            let m = SpecialMatcher::new(&toks).unwrap();
+            let text = format!("a{}b", "x".repeat(n + 3));
+            use Span::*;
+            let want = [Text("a"), Special(0), Special(1), Text("xb")];
+            assert_eq!(m.split(&text).collect::<Vec<_>>(), want, "{n}");
+        }
     }
 }

@@ -947,3 +947,22 @@ def test_a_folder_walk_or_glob_skips_what_is_no_regular_file(tmp_path: Path) -> 
         assert bytepair.train(lone / "p", 262).merges == want.merges
     finally:
         writer.wait(timeout=60)
+
+
+def test_a_long_special_token_of_one_character_builds_and_matches(tmp_path: Path) -> None:
+    # (QA: a special token of one character repeated took time growing with the square of
+    # its length to build, in `Tokenizer`, `train` and `load`: "x" * 30_000 3.6 s, a million
+    # never finished, and Ctrl-C waited; tiktoken refuses it)
+    long = "x" * 1_000_000
+    byte_vocab = {i: bytes([i]) for i in range(256)}
+    tok = bytepair.Tokenizer(byte_vocab, [], special_tokens=[long, "xx"])
+    ids = tok.encode("a" + long + "xxxb", allowed_special="all")
+    # leftmost, longest: the long one, then "xx", then the last x as text
+    assert ids == [97, tok.special_tokens[long], tok.special_tokens["xx"], 120, 98]
+    assert tok.decode(ids) == "a" + long + "xxxb"
+    tok.save(tmp_path / "long.json")
+    assert bytepair.load(tmp_path / "long.json").encode(long, allowed_special="all") == [
+        tok.special_tokens[long]
+    ]
+    trained = bytepair.train(iter(["the cat " * 100]), vocab_size=300, special_tokens=[long])
+    assert trained.encode(" cat" + long, allowed_special="all")[-1] == trained.special_tokens[long]
