@@ -233,13 +233,7 @@ mod tests {
             let mut cut_before_newline = 0;
             let mut cut_before_space = 0;
             for _ in 0..3000 {
-                let mut text = String::new();
-                for _ in 0..60 {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    text.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
-                }
+                let text = random_text(&mut seed, &alphabet, 60);
                 let whole = pieces(&pretok, &text);
                 let mut parts = Vec::new();
                 split_text(&text, &cuts, 8, &mut parts);
@@ -284,6 +278,37 @@ mod tests {
         out
     }
 
+    /// `n` strings of `alphabet` picked at random (a small LCG: `seed` goes on).
+    fn random_text(seed: &mut u64, alphabet: &[&str], n: usize) -> String {
+        let mut text = String::new();
+        for _ in 0..n {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            text.push_str(alphabet[(*seed >> 33) as usize % alphabet.len()]);
+        }
+        text
+    }
+
+    /// `text` cut into parts of each `target` size: the parts' special tokens and
+    /// pre-tokens, one part after another, are the whole text's.
+    fn assert_parts_keep_spans(
+        pretok: &Pretokenizer,
+        m: &SpecialMatcher,
+        cuts: &Cuts,
+        text: &str,
+        targets: &[usize],
+    ) {
+        let whole = spans(pretok, m, text);
+        for &target in targets {
+            let mut parts = Vec::new();
+            split_text(text, cuts, target, &mut parts);
+            assert_eq!(parts.concat(), text);
+            let joined: Vec<Span> = parts.iter().flat_map(|p| spans(pretok, m, p)).collect();
+            assert_eq!(joined, whole, "{text:?} cut as {parts:?}");
+        }
+    }
+
     #[test]
     fn every_cut_splits_exactly_as_the_whole_around_special_tokens() {
         // (QA: with cl100k, "x\n  <|endoftext|>" was cut after the newline, and `\s++$`
@@ -302,27 +327,13 @@ mod tests {
             let cuts = Cuts::new(&pretok, Some(&m));
             let mut seed = 777u64;
             for case in 0..4000 {
-                let mut text = String::new();
-                if case < 40 {
+                let text = if case < 40 {
                     // the report's text, its special token at every place of a window
-                    text = format!("{}x\n  <|e|> tail", "y".repeat(case));
+                    format!("{}x\n  <|e|> tail", "y".repeat(case))
                 } else {
-                    for _ in 0..50 {
-                        seed = seed
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        text.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
-                    }
-                }
-                let whole = spans(&pretok, &m, &text);
-                for target in [6, 8, 12] {
-                    let mut parts = Vec::new();
-                    split_text(&text, &cuts, target, &mut parts);
-                    assert_eq!(parts.concat(), text);
-                    let joined: Vec<Span> =
-                        parts.iter().flat_map(|p| spans(&pretok, &m, p)).collect();
-                    assert_eq!(joined, whole, "{preset} {text:?} cut as {parts:?}");
-                }
+                    random_text(&mut seed, &alphabet, 50)
+                };
+                assert_parts_keep_spans(&pretok, &m, &cuts, &text, &[6, 8, 12]);
             }
         }
     }
@@ -342,22 +353,8 @@ mod tests {
             let pretok = Pretokenizer::new(preset).unwrap();
             let cuts = Cuts::new(&pretok, Some(&m));
             for _ in 0..3000 {
-                let mut text = String::new();
-                for _ in 0..40 {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    text.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
-                }
-                let whole = spans(&pretok, &m, &text);
-                for target in [6, 8, 12, 30] {
-                    let mut parts = Vec::new();
-                    split_text(&text, &cuts, target, &mut parts);
-                    assert_eq!(parts.concat(), text);
-                    let joined: Vec<Span> =
-                        parts.iter().flat_map(|p| spans(&pretok, &m, p)).collect();
-                    assert_eq!(joined, whole, "{preset} {text:?} cut as {parts:?}");
-                }
+                let text = random_text(&mut seed, &alphabet, 40);
+                assert_parts_keep_spans(&pretok, &m, &cuts, &text, &[6, 8, 12, 30]);
             }
         }
     }
