@@ -985,10 +985,10 @@ class Tokenizer:
                 it is an int. (A string, None or a float was answered False, hiding the
                 mistake.)
         """
-        id = integer(token)
-        if id is None:
+        token_id = integer(token)
+        if token_id is None:
             raise TypeError(f"token must be an int id, not {type(token).__name__}")
-        return id in self._special_ids
+        return token_id in self._special_ids
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary (not special) token, sorted, as tiktoken."""
