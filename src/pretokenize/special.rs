@@ -109,8 +109,10 @@ impl SpecialMatcher {
     /// must not cut after it.
     pub fn partial_at_end(&self, text: &str, allow: impl Fn(usize) -> bool) -> Option<usize> {
         let bytes = text.as_bytes();
-        let longest = self.tokens.iter().map(String::len).max()?;
-        let from = bytes.len().saturating_sub(longest - 1);
+        if self.tokens.is_empty() {
+            return None;
+        }
+        let from = bytes.len().saturating_sub(self.longest - 1);
         (from..bytes.len()).find(|&p| {
             let tail = &bytes[p..];
             text.is_char_boundary(p)
