@@ -17,7 +17,7 @@ it in the object: without copies the first library called would pay it for all).
 library's ids are compared with tiktoken's on every timed call; a library that differs is
 marked and left out of the "fastest exact peer". Medians are reported in MB/s (10^6 bytes
 of UTF-8 per second) with bytepair's speedup (peer time / bytepair time: above 1, bytepair
-is faster).
+is faster), the median of the speedups slice by slice.
 
 bpe-openai refuses texts of 1,000,000 characters or 200,000 tokens, and HF tokenizers slows down on
 very long inputs, so both get the text in exact pieces (cut after a "\\n" followed by a
@@ -25,7 +25,7 @@ non-space, see ``_CUTS``) and their ids are concatenated.
 
 Usage::
 
-    python benches/encode_bench.py                 # ~10 minutes; writes BENCHMARKS.md
+    python benches/encode_bench.py                 # ~25 minutes; writes BENCHMARKS.md
     python benches/encode_bench.py --quick --out /tmp/B.md
 """
 
@@ -59,7 +59,7 @@ from common import (  # noqa: E402
 
 ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
 # timings of each thread count in the threads table
-THREAD_REPEATS = 8
+THREAD_REPEATS = 12
 MULTILINGUAL = ["zh", "ja", "ru", "ar", "hi", "emoji_cldr"]
 PEERS = ["tiktoken", "fastokens", "bpe-openai", "hf"]
 PIECE_CHARS = 500_000
@@ -322,26 +322,37 @@ def table(results: list[dict[str, Any]], mode: str, libs: list[str]) -> str:
             cells.append(
                 "—" if s is None else f"{s:.1f}" + (" (not exact)" if lib in wrong else "")
             )
-        ours = speed["bytepair"]
-        exact = {k: v for k, v in speed.items() if k not in wrong and k != "bytepair"}
-        best = max(exact, key=exact.__getitem__)
+        vs = pair_ratios(r[f"{mode}_slices"], wrong)
+        best = min(vs, key=lambda k: statistics.median(vs[k]))
         rows.append(
             f"| {r['encoding']} | {r['corpus']} | {' | '.join(cells)} | "
-            f"{fmt_ratio(ours / speed['tiktoken'])} | {fmt_ratio(ours / exact[best])} ({best}) |"
+            f"{fmt_ratio(statistics.median(vs['tiktoken']))} | "
+            f"{fmt_ratio(statistics.median(vs[best]))} ({best}) |"
         )
     return "\n".join(rows)
 
 
+def pair_ratios(each: dict[str, list[float]], wrong: dict[str, str]) -> dict[str, list[float]]:
+    """bytepair's speedup over each exact peer, slice by slice: the libraries ran one after
+    another on the same slice, so the host's drift (tens of percent over a minute here)
+    falls on both sides of each ratio; a ratio of the two medians took it in."""
+    return {
+        k: [a / b for a, b in zip(each["bytepair"], v)]
+        for k, v in each.items()
+        if k != "bytepair" and k not in wrong
+    }
+
+
 def per_slice(results: list[dict[str, Any]]) -> list[str]:
-    """One line per table row: bytepair / fastest exact peer (of the medians) on each slice."""
+    """One line per table row: bytepair's speedup over the fastest exact peer of the single
+    thread table, on each slice."""
     lines = []
     for r in results:
-        speed, wrong, each = r["single"], r["single_wrong"], r["single_slices"]
-        exact = [k for k in speed if k not in wrong and k != "bytepair"]
-        best = max(exact, key=speed.__getitem__)
-        ratios = [a / b for a, b in zip(each["bytepair"], each[best])]
+        vs = pair_ratios(r["single_slices"], r["single_wrong"])
+        best = min(vs, key=lambda k: statistics.median(vs[k]))
         lines.append(
-            f"- {r['encoding']} {r['corpus']} (vs {best}): " + ", ".join(f"{x:.2f}" for x in ratios)
+            f"- {r['encoding']} {r['corpus']} (vs {best}): "
+            + ", ".join(f"{x:.2f}" for x in vs[best])
         )
     return lines
 
@@ -367,7 +378,10 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
         f"{', '.join(MULTILINGUAL)}, one part of each file per slice), each new to every "
         "library, after one warm-up slice, the libraries in another order in each slice "
         "(each after a different one); median MB/s. Ratios are bytepair's speedup "
-        "(bold below 1). Each library gets its own copy of each `str` (so each pays "
+        "(bold below 1), the median of its speedups slice by slice (each slice timed for "
+        "all libraries within seconds, so the host's drift over minutes stays out of them); "
+        "the fastest exact peer is the one bytepair leads by least. Each library gets its "
+        "own copy of each `str` (so each pays "
         "Python's conversion of non-ASCII text to UTF-8). fastokens is built from its "
         "`cl100k_base` / `o200k_base` presets (its own scanner for them; gpt2 from the "
         "pattern). tokendagger did not build on this machine (no wheel for it; its "
@@ -591,7 +605,7 @@ def per_call(data: Path, log: Callable[[str], None], n_lines: int = 20_000) -> s
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--quick", action="store_true", help="1 MB slices, 1 timed repeat")
-    p.add_argument("--repeats", type=int, default=5, help="timed slices per corpus (default 5)")
+    p.add_argument("--repeats", type=int, default=9, help="timed slices per corpus (default 9)")
     p.add_argument("--mb", type=float, default=3.0, help="slice size in MB (default 3)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--encodings", nargs="+", default=ENCODINGS)
@@ -637,8 +651,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "single_slices": single_slices,
                     "single_wrong": single_wrong,
                     "call": medians(call),
+                    "call_slices": call,
                     "call_wrong": call_wrong,
                     "batch": medians(batch),
+                    "batch_slices": batch,
                     "batch_wrong": batch_wrong,
                 }
             )
