@@ -240,6 +240,11 @@ impl IntCache {
                     *items.0.add(start + k) = (base + i as usize * STRIDE) as *mut ffi::PyObject;
                 }
             };
+            if let [one] = parts {
+                // (one part, most lists of a batch: no vector of starts to make and free)
+                fill(0, one.as_ref());
+                return Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked());
+            }
             let starts: Vec<usize> = parts
                 .iter()
                 .scan(0, |at, p| {

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::errors::to_py;
 use super::ints::IntCache;
@@ -250,36 +251,57 @@ fn batch_jobs<'t>(
     jobs
 }
 
-/// Each text's ids as its parts come in (jobs finish nearly in order, but not exactly).
-struct Parts {
-    parts: Vec<Vec<Option<Vec<Rank>>>>,
-    missing: Vec<usize>,
+/// The ids of one job's segments, one after another: segment `i`'s are
+/// `ids[ends[i - 1]..ends[i]]`. One vector a job, not one a segment: a batch of 57,000
+/// lines made as many vectors on the workers, each freed by the thread that builds the
+/// lists (a free of another thread's memory, which takes the lock of its arena).
+struct JobIds {
+    ids: Vec<Rank>,
+    ends: Vec<usize>,
 }
+
+impl JobIds {
+    fn segment(&self, i: usize) -> &[Rank] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.ids[start..self.ends[i]]
+    }
+}
+
+/// The ids of the texts cut into parts, as their parts come in (jobs finish nearly in
+/// order, but not exactly). A text of one part is not kept here: its list is made from its
+/// job's ids at once.
+struct Parts {
+    /// Text index -> its parts so far, and how many are still missing.
+    waiting: FxHashMap<usize, Waiting>,
+}
+
+/// The parts of one text that have come in, and how many have not.
+struct Waiting(Vec<Option<Vec<Rank>>>, usize);
 
 impl Parts {
     fn new(jobs: &[Vec<Segment<'_>>]) -> Self {
-        let counts = jobs
+        let cut = jobs
             .iter()
             .flatten()
-            .filter(|seg| seg.part == 0)
-            .map(|seg| seg.of);
-        let missing: Vec<usize> = counts.collect();
+            .filter(|seg| seg.part == 0 && seg.of > 1);
         Self {
-            parts: missing.iter().map(|&n| vec![None; n]).collect(),
-            missing,
+            waiting: cut
+                .map(|seg| (seg.index, Waiting(vec![None; seg.of], seg.of)))
+                .collect(),
         }
     }
 
-    /// Keeps the ids of one segment; returns its text's parts once all are in. (Handed to
+    /// Keeps the ids of one part; returns its text's parts once all are in. (Handed to
     /// the list as they are: joined into one vector first, they were megabytes copied into
     /// new memory by the thread that also builds every list.)
     fn add(&mut self, seg: &Segment<'_>, ids: Vec<Rank>) -> Option<Vec<Vec<Rank>>> {
-        self.parts[seg.index][seg.part] = Some(ids);
-        self.missing[seg.index] -= 1;
-        if self.missing[seg.index] > 0 {
+        let Waiting(parts, missing) = self.waiting.get_mut(&seg.index).expect("a text in parts");
+        parts[seg.part] = Some(ids);
+        *missing -= 1;
+        if *missing > 0 {
             return None;
         }
-        let parts = std::mem::take(&mut self.parts[seg.index]);
+        let Waiting(parts, _) = self.waiting.remove(&seg.index).expect("a text in parts");
         Some(parts.into_iter().flatten().collect())
     }
 }
@@ -455,39 +477,53 @@ impl CoreBPE {
         }
         let allowed = allowed.map(|a| &a.inner);
         let specials = (!ordinary).then_some(allowed);
-        let one = |t: &str| self.enc.encode(t, specials);
         let total: usize = texts.iter().map(|t| t.len()).sum();
         let threads = pool_size(num_threads);
         // Below this many bytes, waking worker threads costs more than it saves.
-        if total < 1 << 15 || threads == 1 {
-            let all = detach_for(py, total, || {
-                texts
-                    .iter()
-                    .map(|t| one(t))
-                    .collect::<crate::Result<Vec<_>>>()
-            })
-            .map_err(to_py)?;
-            let lists = all.iter().map(|ids| self.id_list(py, ids));
-            return Ok((lists.collect::<PyResult<_>>()?, None));
-        }
-        // Jobs of about `target` bytes, several per thread so that the lists of finished
-        // jobs are built while later ones are encoded: runs of whole short texts, or exact
-        // parts of a long one.
-        let target = (total / (8 * threads)).clamp(1 << 15, 1 << 22);
-        let jobs = py.detach(|| {
+        let one_thread = total < 1 << 15 || threads == 1;
+        // Jobs of about `target` bytes, runs of whole short texts or exact parts of a long
+        // one: on several threads, several jobs a thread, so that the lists of finished
+        // jobs are built while later ones are encoded; on one, Ctrl-C is seen between jobs.
+        let target = if one_thread {
+            INTERRUPT_PART
+        } else {
+            (total / (8 * threads)).clamp(1 << 15, 1 << 22)
+        };
+        let jobs = detach_for(py, total, || {
             batch_jobs(&texts, target, |t| {
                 self.enc.split_into_parts(t, specials, target)
             })
         });
+        let work = |job: &Vec<Segment<'_>>| -> crate::Result<JobIds> {
+            let bytes: usize = job.iter().map(|seg| seg.text.len()).sum();
+            let mut done = JobIds {
+                ids: Vec::with_capacity(bytes / 4),
+                ends: Vec::with_capacity(job.len()),
+            };
+            for seg in job {
+                self.enc.encode_into(seg.text, specials, &mut done.ids)?;
+                done.ends.push(done.ids.len());
+            }
+            Ok(done)
+        };
         let mut parts = Parts::new(&jobs);
         let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
-        let work = |job: &Vec<Segment<'_>>| -> crate::Result<Vec<Vec<Rank>>> {
-            job.iter().map(|seg| one(seg.text)).collect()
-        };
-        pipelined(py, &jobs, threads, work, |k, done| {
+        let mut take = |k: usize, done: crate::Result<JobIds>| -> PyResult<()> {
             // Ctrl-C stops the batch between jobs (the workers finish their current one)
             py.check_signals()?;
-            for (seg, ids) in jobs[k].iter().zip(done.map_err(to_py)?) {
+            let mut done = done.map_err(to_py)?;
+            let job = &jobs[k];
+            for (i, seg) in job.iter().enumerate() {
+                if seg.of == 1 {
+                    lists[seg.index] = Some(self.list_of_parts(py, &[done.segment(i)], false)?);
+                    continue;
+                }
+                // (a part is most often a job of its own: its vector is kept, not copied)
+                let ids = if job.len() == 1 {
+                    std::mem::take(&mut done.ids)
+                } else {
+                    done.segment(i).to_vec()
+                };
                 if let Some(ids) = parts.add(seg, ids) {
                     // (on this thread: the pool that would fill it in parallel is not the
                     // pool of this batch's workers, and its threads, woken for the last
@@ -497,7 +533,15 @@ impl CoreBPE {
                 }
             }
             Ok(())
-        })?;
+        };
+        if one_thread {
+            for (k, job) in jobs.iter().enumerate() {
+                let bytes = job.iter().map(|seg| seg.text.len()).sum();
+                take(k, detach_for(py, bytes, || work(job)))?;
+            }
+        } else {
+            pipelined(py, &jobs, threads, work, take)?;
+        }
         let lists = lists.into_iter().map(|l| l.expect("every text is encoded"));
         Ok((lists.collect(), None))
     }

@@ -215,10 +215,28 @@ def test_ctrl_c_interrupts_a_long_encode(gpt2: bytepair.Tokenizer) -> None:
 
     batch = [text[k : k + 1_000_000] for k in range(0, len(text), 1_000_000)]
     encodes = [gpt2.encode_ordinary, gpt2.encode_to_numpy]
-    encodes.append(lambda _: gpt2.encode_ordinary_batch(batch, num_threads=2))
+    # (on one thread too: a batch on one thread was one call with the GIL released, and
+    # Ctrl-C waited for all of it)
+    for threads in (2, 1):
+        encodes.append(lambda _, n=threads: gpt2.encode_ordinary_batch(batch, num_threads=n))
     for encode in encodes:
         took = seconds_to_interrupt(partial(encode, text), whole / 10, whole / 2)
         assert min(took) < whole / 2, (took, whole)
+
+
+def test_a_batch_on_one_thread_encodes_a_long_text_in_exact_parts(
+    gpt2: bytepair.Tokenizer, gpt2_enc: tiktoken.Encoding
+) -> None:
+    # on one thread a batch is encoded in jobs of 8 MiB at most, a text longer than that in
+    # parts cut where the pre-tokens are those of the whole, so that Ctrl-C is seen between
+    # jobs; the parts' ids, joined, are the text's, and the short texts around it keep theirs
+    text = "Hello world, 12345 h\u00e9llo \U0001f600\n  indented  line\n" * 360_000  # 18.7 MB
+    batch = ["a", text, "", " b"]
+    want = [gpt2_enc.encode_ordinary(t) for t in batch]
+    assert len(text.encode()) > 2 * (1 << 23)
+    got = gpt2.encode_ordinary_batch(batch, num_threads=1)
+    assert [len(ids) for ids in got] == [len(ids) for ids in want]
+    assert got == want
 
 
 def test_ctrl_c_interrupts_a_batch_while_its_texts_are_converted(
