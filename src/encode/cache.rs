@@ -449,7 +449,9 @@ impl<'t> Table<'_> {
         out: &mut Vec<Rank>,
         encode: impl Fn(&[u8], &mut Vec<Rank>),
     ) {
-        for k in 0..AHEAD {
+        // (only the slots in use: a text of a few pieces, one of a batch of short strings,
+        // looked at all sixteen)
+        for k in AHEAD - ahead.next.min(AHEAD)..AHEAD {
             let slot = (ahead.next + k) % AHEAD;
             if let Some(p) = ahead.ring[slot].take() {
                 self.encode_pending(ahead, p, out, &encode);
