@@ -424,14 +424,15 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, header: dict
 
 
 def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], None]) -> str:
-    """bytepair alone: batches of a few big texts (two sizes) and one of many tiny ones, on 1
-    thread vs all CPUs. Each timing gets a tokenizer of its own, built for it (its piece
-    cache empty but for a small warm-up text), so that both thread counts meet the same
-    batch in the same state: new text, as users meet it. (With one tokenizer for all, each
-    batch found the words the ones before had left in the cache, and the thread count that
-    came second in each pair was favoured: 1.77x here became 1.4-1.8x in the order 1, n, n,
-    1.) The thread counts alternate 1, n, n, 1, ...; ``THREAD_REPEATS`` timings each; the
-    speedup is the median ratio of the timings side by side."""
+    """bytepair alone: batches of a few big texts and of a text's lines (two sizes each) and
+    one of many tiny ones, on 1 thread vs all CPUs. Each timing gets a tokenizer of its own,
+    built for it (its piece cache empty but for a small warm-up text), so that both thread
+    counts meet the same batch in the same state: new text, as users meet it. (With one
+    tokenizer for all, each batch found the words the ones before had left in the cache,
+    and the thread count that came second in each pair was favoured: 1.77x here became
+    1.4-1.8x in the order 1, n, n, 1.) The thread counts alternate 1, n, n, 1, ...;
+    ``THREAD_REPEATS`` timings each; the speedup is the median ratio of the timings side by
+    side."""
     import bytepair
 
     ranks = data / "tiktoken" / "cl100k_base.tiktoken"
@@ -456,6 +457,12 @@ def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], No
             )
             for mb in (4, 12)
             for part in [text[: mb * 1_000_000]]
+        ],
+        *[
+            # a corpus as users batch it: a text per line (or document)
+            (f"{len(lines):,} lines ({mb} MB in all)", lines)
+            for mb in (4, 12)
+            for lines in [split_lines(text[: mb * 1_000_000])]
         ],
         ("100,000 strings of <= 12 chars", [line[:12] for line in split_lines(text)][:100_000]),
     ]:
