@@ -658,8 +658,10 @@ class Tokenizer:
         check: _core.AllowedSpecial | None,
     ) -> list[list[int]]:
         num_threads = _check_threads(num_threads)
-        if isinstance(texts, str):
-            raise TypeError("texts must be a sequence of str, not one str")
+        if isinstance(texts, (str, bytes, bytearray, memoryview)):
+            # (bytes are a sequence too, of ints: the message named texts[0] an int)
+            kind = type(texts).__name__
+            raise TypeError(f"texts must be a sequence of str, not one {kind}")
         texts = list(texts)
         try:
             ids, found = self._core.encode_batch(texts, matcher, ordinary, num_threads, check)

@@ -13,6 +13,7 @@
 
 use std::ops::Deref;
 
+use pyo3::exceptions::PyMemoryError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
@@ -82,6 +83,19 @@ impl<'a> Source<'a> {
             Source::Utf8(t) => Ok(Utf8::Held(t)),
             Source::Data(data) => Self::convert(data),
         }
+    }
+
+    /// The string as UTF-8: borrowed when held, else converted into `buf` (its contents
+    /// replaced), a buffer the caller keeps for the next text.
+    pub fn utf8_in<'s>(&'s self, buf: &'s mut Vec<u8>) -> PyResult<&'s str> {
+        match self {
+            Source::Utf8(t) => return Ok(t),
+            Source::Data(PyStringData::Ucs1(latin1)) => to_utf8_in(latin1, buf)?,
+            Source::Data(PyStringData::Ucs2(units)) => to_utf8_in(units, buf)?,
+            Source::Data(PyStringData::Ucs4(chars)) => to_utf8_in(chars, buf)?,
+        }
+        // SAFETY: `to_utf8_in` writes UTF-8
+        Ok(unsafe { std::str::from_utf8_unchecked(buf) })
     }
 
     #[inline(never)]
@@ -183,44 +197,64 @@ impl Unit for u32 {
 /// reads it (see the module doc): a high one followed by a low one is the character they
 /// spell, any other is U+FFFD.
 fn to_utf8<T: Unit>(units: &[T]) -> PyResult<Spare<u8>> {
-    let len = units.len();
-    let mut out = Spare::<u8>::with_capacity(T::ROOM * len, "the text's UTF-8")?;
-    if len == 0 {
-        return Ok(out);
-    }
-    let dst = out.as_mut_ptr();
+    let mut out = Spare::<u8>::with_capacity(T::ROOM * units.len(), "the text's UTF-8")?;
     // SAFETY: `out` has room for `T::ROOM` bytes a unit, and `n` bytes were written
-    if let Some(n) = unsafe { T::simd(units, dst) } {
-        unsafe { out.set_len(n) };
-        return Ok(out);
-    }
-    let mut n = 0;
-    let mut i = 0;
-    // SAFETY: the writes stay below `T::ROOM * len`: a unit takes at most `T::ROOM` bytes
-    // (a surrogate pair's two units, four, at most 2 * ROOM); `n` counts the bytes written,
-    // all of them before `set_len`
     unsafe {
-        while i < len {
-            let u = units[i].get();
-            i += 1;
-            if u < 0x80 {
-                *dst.add(n) = u as u8;
-                n += 1;
-                continue;
-            }
-            let c = if !(0xD800..0xE000).contains(&u) {
-                u
-            } else if u < 0xDC00 && i < len && (0xDC00..0xE000).contains(&units[i].get()) {
-                i += 1;
-                0x10000 + ((u - 0xD800) << 10) + (units[i - 1].get() - 0xDC00)
-            } else {
-                0xFFFD
-            };
-            n += write_char(dst.add(n), c);
-        }
+        let n = write_utf8(units, out.as_mut_ptr());
         out.set_len(n);
     }
     Ok(out)
+}
+
+/// `to_utf8` into `buf` (its contents replaced), whose memory is kept from one text to the
+/// next (the short texts of a batch job).
+fn to_utf8_in<T: Unit>(units: &[T], buf: &mut Vec<u8>) -> PyResult<()> {
+    buf.clear();
+    buf.try_reserve(T::ROOM * units.len())
+        .map_err(|e| PyMemoryError::new_err(format!("no memory for the text's UTF-8: {e}")))?;
+    // SAFETY: `buf` has room for `T::ROOM` bytes a unit, and `n` bytes were written
+    unsafe {
+        let n = write_utf8(units, buf.as_mut_ptr());
+        buf.set_len(n);
+    }
+    Ok(())
+}
+
+/// Writes `units` as UTF-8 at `dst`; returns the bytes written.
+///
+/// # Safety
+/// `dst` must have room for `T::ROOM` bytes a unit.
+unsafe fn write_utf8<T: Unit>(units: &[T], dst: *mut u8) -> usize {
+    let len = units.len();
+    if len == 0 {
+        return 0;
+    }
+    if let Some(n) = T::simd(units, dst) {
+        return n;
+    }
+    let mut n = 0;
+    let mut i = 0;
+    // the writes stay below `T::ROOM * len`: a unit takes at most `T::ROOM` bytes (a
+    // surrogate pair's two units, four, at most 2 * ROOM); `n` counts the bytes written
+    while i < len {
+        let u = units[i].get();
+        i += 1;
+        if u < 0x80 {
+            *dst.add(n) = u as u8;
+            n += 1;
+            continue;
+        }
+        let c = if !(0xD800..0xE000).contains(&u) {
+            u
+        } else if u < 0xDC00 && i < len && (0xDC00..0xE000).contains(&units[i].get()) {
+            i += 1;
+            0x10000 + ((u - 0xD800) << 10) + (units[i - 1].get() - 0xDC00)
+        } else {
+            0xFFFD
+        };
+        n += write_char(dst.add(n), c);
+    }
+    n
 }
 
 /// Writes the UTF-8 of code point `c` (0x80 <= c <= 0x10FFFF, no surrogate) at `dst`;

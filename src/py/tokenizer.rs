@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use super::errors::to_py;
 use super::ints::IntCache;
 use super::spare::Spare;
-use super::text::{source, utf8, Utf8};
+use super::text::{source, utf8, Source, Utf8};
 use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
@@ -211,38 +211,74 @@ struct Segment<'t> {
     index: usize,
     part: usize,
     of: usize,
-    text: &'t str,
+    text: Text<'t>,
 }
 
-/// Groups `texts` into jobs of about `target` bytes or more, in order: runs of whole texts,
-/// and each text longer than `target` cut by `split` into parts of its own.
+/// A text of a batch: its UTF-8, or its characters, converted by the thread that encodes it.
+#[derive(Clone, Copy)]
+enum Text<'t> {
+    Utf8(&'t str),
+    Later(&'t Source<'t>),
+}
+
+impl Text<'_> {
+    /// Its size for dividing the work: bytes, or characters not yet converted.
+    fn len(&self) -> usize {
+        match self {
+            Text::Utf8(t) => t.len(),
+            Text::Later(s) => s.len(),
+        }
+    }
+}
+
+/// Groups `texts` into jobs of about `target` units or more, in order: runs of whole texts,
+/// and each text of UTF-8 longer than `target` cut by `split` into parts of its own.
 fn batch_jobs<'t>(
-    texts: &'t [Utf8<'_>],
+    texts: &[Text<'t>],
     target: usize,
     split: impl Fn(&'t str) -> Vec<&'t str>,
 ) -> Vec<Vec<Segment<'t>>> {
     let mut jobs = Vec::new();
     let mut job = Vec::new();
     let mut size = 0;
-    for (index, text) in texts.iter().enumerate() {
-        let pieces = if text.len() > target {
-            split(text)
-        } else {
-            vec![&**text]
-        };
-        let of = pieces.len();
-        for (part, text) in pieces.into_iter().enumerate() {
-            size += text.len();
-            job.push(Segment {
-                index,
-                part,
-                of,
-                text,
-            });
-            if size >= target {
-                jobs.push(std::mem::take(&mut job));
-                size = 0;
+    let mut push = |job: &mut Vec<Segment<'t>>, size: &mut usize, segment: Segment<'t>| {
+        *size += segment.text.len();
+        job.push(segment);
+        if *size >= target {
+            jobs.push(std::mem::take(job));
+            *size = 0;
+        }
+    };
+    for (index, &text) in texts.iter().enumerate() {
+        match text {
+            Text::Utf8(t) if t.len() > target => {
+                let parts = split(t);
+                let of = parts.len();
+                for (part, t) in parts.into_iter().enumerate() {
+                    let text = Text::Utf8(t);
+                    push(
+                        &mut job,
+                        &mut size,
+                        Segment {
+                            index,
+                            part,
+                            of,
+                            text,
+                        },
+                    );
+                }
             }
+            // (no vector of one part: one each was a tenth of the time of this grouping)
+            _ => push(
+                &mut job,
+                &mut size,
+                Segment {
+                    index,
+                    part: 0,
+                    of: 1,
+                    text,
+                },
+            ),
         }
     }
     if !job.is_empty() {
@@ -420,53 +456,87 @@ impl CoreBPE {
         num_threads: Option<usize>,
         disallowed: Option<&AllowedSpecial>,
     ) -> PyResult<(Vec<Bound<'py, PyList>>, Option<String>)> {
-        // (ASCII texts borrowed, not copied: src/py/text.rs). Converted on every core of
-        // the batch when they are many megabytes: done here one by one, the conversion was
-        // a serial part of the batch (2.5 ms of 45 for 10 MB of English on two cores). Taken
-        // one by one by this thread and the workers (`pipelined`), not handed to the pool
-        // as a whole: this thread then waited while one worker converted all four texts of
-        // a 4 MB batch (1.8 ms; the other, asleep, woke too late to take any).
         let sources = texts.iter().map(source).collect::<PyResult<Vec<_>>>()?;
         let units: usize = sources.iter().map(|s| s.len()).sum();
-        let texts: Vec<Utf8<'_>> = if units >= 1 << 20 && pool_size(num_threads) > 1 {
+        let threads = pool_size(num_threads);
+        // Below this many bytes (or characters), waking worker threads costs more than it
+        // saves.
+        let one_thread = units < 1 << 15 || threads == 1;
+        // Jobs of about `target` units, runs of whole short texts or exact parts of a long
+        // one: on several threads, several jobs a thread, so that the lists of finished
+        // jobs are built while later ones are encoded; on one, Ctrl-C is seen between jobs.
+        let target = if one_thread {
+            INTERRUPT_PART
+        } else {
+            (units / (8 * threads)).clamp(1 << 15, 1 << 22)
+        };
+        // A text outside ASCII is converted to UTF-8 here only if it is needed whole before
+        // the jobs: to be cut into parts, or searched for disallowed special tokens. Any
+        // other is converted by the thread that encodes it, into a buffer kept for the
+        // job's next text: converted here, the 20,000 lines with curly quotes among 76,000
+        // (4 MB of English) took 3-4.6 ms of a 35 ms batch on two threads, with an
+        // allocation each. (ASCII texts are borrowed, not copied: src/py/text.rs.)
+        let now = |s: &Source<'_>| {
+            matches!(s, Source::Utf8(_)) || disallowed.is_some() || s.len() > target
+        };
+        let early: usize = sources.iter().filter(|s| now(s)).map(|s| s.len()).sum();
+        let converted: Vec<Option<Utf8<'_>>> = if early >= 1 << 20 && threads > 1 {
+            // Converted on every core of the batch when they are many megabytes: done here
+            // one by one, the conversion was a serial part of the batch (2.5 ms of 45 for 10
+            // MB of English on two cores). Taken one by one by this thread and the workers
+            // (`pipelined`), not handed to the pool as a whole: this thread then waited
+            // while one worker converted all four texts of a 4 MB batch (1.8 ms; the other,
+            // asleep, woke too late to take any). Runs of texts of about a quarter of a
+            // thread's share (a job per text made 100,000 short ones 1.2x slower than with
+            // the pool), and of 4M characters at most: Ctrl-C is seen between runs (ten
+            // texts of 40M characters, most of them emoji, took 0.9 s to convert, and
+            // Ctrl-C waited for all of it)
             let mut done: Vec<Option<Utf8<'_>>> = sources.iter().map(|_| None).collect();
-            let threads = pool_size(num_threads);
-            // runs of texts of about a quarter of a thread's share (a job per text made
-            // 100,000 short ones 1.2x slower than with the pool), and of 4M characters at
-            // most: Ctrl-C is seen between runs (ten texts of 40M characters, most of them
-            // emoji, took 0.9 s to convert, and Ctrl-C waited for all of it)
-            let target = (units / (4 * threads)).clamp(1 << 16, 1 << 22);
+            let size = (early / (4 * threads)).clamp(1 << 16, 1 << 22);
             let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
-            let mut size = target;
+            let mut filled = size;
             for (i, s) in sources.iter().enumerate() {
-                if size >= target {
+                if filled >= size {
                     groups.push(i..i);
-                    size = 0;
+                    filled = 0;
                 }
                 groups.last_mut().expect("one group at least").end = i + 1;
-                size += s.len();
+                filled += if now(s) { s.len() } else { 0 };
             }
-            let convert = |group: &std::ops::Range<usize>| -> PyResult<Vec<Utf8<'_>>> {
-                sources[group.clone()].iter().map(|s| s.utf8()).collect()
+            let convert = |group: &std::ops::Range<usize>| -> PyResult<Vec<Option<Utf8<'_>>>> {
+                let sources = sources[group.clone()].iter();
+                sources
+                    .map(|s| now(s).then(|| s.utf8()).transpose())
+                    .collect()
             };
             pipelined(py, &groups, threads, convert, |k, texts| {
                 py.check_signals()?;
                 for (slot, text) in done[groups[k].clone()].iter_mut().zip(texts?) {
-                    *slot = Some(text);
+                    *slot = text;
                 }
                 Ok(())
             })?;
-            done.into_iter()
-                .map(|t| t.expect("every text is converted"))
-                .collect()
+            done
         } else {
-            sources.iter().map(|s| s.utf8()).collect::<PyResult<_>>()?
+            let sources = sources.iter();
+            sources
+                .map(|s| now(s).then(|| s.utf8()).transpose())
+                .collect::<PyResult<_>>()?
         };
+        let texts: Vec<Text<'_>> = converted
+            .iter()
+            .zip(&sources)
+            .map(|(t, s)| t.as_deref().map_or(Text::Later(s), Text::Utf8))
+            .collect();
         if let Some(d) = disallowed {
-            let find = |t: &Utf8<'_>| d.inner.find(t).map(str::to_string);
+            // (every text is UTF-8 by now: `now`)
+            let find = |t: &Text<'_>| match t {
+                Text::Utf8(t) => d.inner.find(t).map(str::to_string),
+                Text::Later(_) => None,
+            };
             // (on this thread below the size that wakes the workers for encoding: woken for
             // one short text, they took 20 us, where its encoding takes one)
-            let found = if units < 1 << 15 || pool_size(num_threads) == 1 {
+            let found = if one_thread {
                 detach_for(py, units, || texts.iter().find_map(find))
             } else {
                 py.detach(|| run_in_pool(num_threads, || texts.par_iter().find_map_first(find)))?
@@ -477,41 +547,35 @@ impl CoreBPE {
         }
         let allowed = allowed.map(|a| &a.inner);
         let specials = (!ordinary).then_some(allowed);
-        let total: usize = texts.iter().map(|t| t.len()).sum();
-        let threads = pool_size(num_threads);
-        // Below this many bytes, waking worker threads costs more than it saves.
-        let one_thread = total < 1 << 15 || threads == 1;
-        // Jobs of about `target` bytes, runs of whole short texts or exact parts of a long
-        // one: on several threads, several jobs a thread, so that the lists of finished
-        // jobs are built while later ones are encoded; on one, Ctrl-C is seen between jobs.
-        let target = if one_thread {
-            INTERRUPT_PART
-        } else {
-            (total / (8 * threads)).clamp(1 << 15, 1 << 22)
-        };
-        let jobs = detach_for(py, total, || {
+        let jobs = detach_for(py, units, || {
             batch_jobs(&texts, target, |t| {
                 self.enc.split_into_parts(t, specials, target)
             })
         });
-        let work = |job: &Vec<Segment<'_>>| -> crate::Result<JobIds> {
-            let bytes: usize = job.iter().map(|seg| seg.text.len()).sum();
+        let work = |job: &Vec<Segment<'_>>| -> PyResult<JobIds> {
+            let units: usize = job.iter().map(|seg| seg.text.len()).sum();
             let mut done = JobIds {
-                ids: Vec::with_capacity(bytes / 4),
+                ids: Vec::with_capacity(units / 4),
                 ends: Vec::with_capacity(job.len()),
             };
+            let mut buf = Vec::new();
             for seg in job {
-                self.enc.encode_into(seg.text, specials, &mut done.ids)?;
+                let text = match seg.text {
+                    Text::Utf8(t) => t,
+                    Text::Later(s) => s.utf8_in(&mut buf)?,
+                };
+                let ids = &mut done.ids;
+                self.enc.encode_into(text, specials, ids).map_err(to_py)?;
                 done.ends.push(done.ids.len());
             }
             Ok(done)
         };
         let mut parts = Parts::new(&jobs);
         let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
-        let mut take = |k: usize, done: crate::Result<JobIds>| -> PyResult<()> {
+        let mut take = |k: usize, done: PyResult<JobIds>| -> PyResult<()> {
             // Ctrl-C stops the batch between jobs (the workers finish their current one)
             py.check_signals()?;
-            let mut done = done.map_err(to_py)?;
+            let mut done = done?;
             let job = &jobs[k];
             for (i, seg) in job.iter().enumerate() {
                 if seg.of == 1 {

@@ -153,6 +153,15 @@ def test_a_batch_item_that_is_no_str_is_named_by_its_place(
             batch(texts)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("one", ["text", b"text", bytearray(b"text"), memoryview(b"text")])
+def test_a_batch_of_one_text_is_refused(cl100k: bytepair.Encoding, one: object) -> None:
+    # QA: bytes, a sequence of ints, were taken item by item: "texts[0] is int, not str"
+    shown = type(one).__name__
+    for batch in (cl100k.encode_batch, cl100k.encode_ordinary_batch):
+        with pytest.raises(TypeError, match=rf"^texts must be a sequence of str, not one {shown}"):
+            batch(one)  # type: ignore[arg-type]
+
+
 def test_long_work_lets_the_gil_go(gpt2: bytepair.Tokenizer) -> None:
     # Long texts are encoded (and searched for special tokens, and ids decoded) with the GIL
     # released, so that other Python threads run meanwhile; texts under 1 KB keep it
@@ -237,6 +246,29 @@ def test_a_batch_on_one_thread_encodes_a_long_text_in_exact_parts(
     got = gpt2.encode_ordinary_batch(batch, num_threads=1)
     assert [len(ids) for ids in got] == [len(ids) for ids in want]
     assert got == want
+
+
+def test_a_batch_of_every_kind_of_str_on_threads(
+    cl100k: bytepair.Encoding, cl100k_enc: tiktoken.Encoding
+) -> None:
+    # on several threads a batch's short texts outside ASCII (one, two or four bytes per
+    # character, lone surrogates) are converted to UTF-8 by the thread that encodes them,
+    # into a buffer it reuses from text to text; long ones, and all of them when the batch
+    # is searched for disallowed special tokens, before the jobs (src/py/tokenizer.rs)
+    rng = random.Random(5)
+    alphabet = ["a", " ", "\u00e9", "\u2019", "\u65e5\u672c", "\U0001f600", "\ud800", "\udc00"]
+    alphabet += ["\ud83d\ude00", "\n", "\x00", "\u03a9", "  ", "\u00ff"]
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 30))) for _ in range(6000)]
+    texts[100:100] = ["x" * 50_000 + "\u00e9" * 40_000, "\U0001f600" * 70_000]  # cut into parts
+    fixed = [t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in texts]
+    want = [cl100k_enc.encode_ordinary(t) for t in fixed]
+    for threads in (2, 3):
+        assert cl100k.encode_ordinary_batch(texts, num_threads=threads) == want
+        assert cl100k.encode_batch(texts, num_threads=threads) == want  # searched first
+        got = cl100k.encode_batch(texts, num_threads=threads, allowed_special="all")
+        assert got == want
+    with pytest.raises(ValueError, match="disallowed special token"):
+        cl100k.encode_batch([*texts, "\u00e9<|endoftext|>"], num_threads=2)
 
 
 def test_ctrl_c_interrupts_a_batch_while_its_texts_are_converted(
