@@ -14,12 +14,12 @@ $(VENV)/bin/python:
 # editable install: Python edits apply at once; Rust edits rebuild on the next make.
 # The demo needs bytepair alone; the tests also need the oracles and linters of [test].
 $(VENV)/.installed: $(VENV)/bin/python $(SOURCES)
-	@echo "installing bytepair into $(VENV) (builds the Rust core: about a minute)"
+	@echo "installing bytepair into $(VENV) (builds the Rust core: about two minutes)"
 	$(PY) -m pip install -q -e .
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/bin/python $(SOURCES)
-	@echo "installing bytepair and its test tools into $(VENV) (builds the Rust core: about a minute)"
+	@echo "installing bytepair and its test tools into $(VENV) (builds the Rust core: about two minutes)"
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed
 
