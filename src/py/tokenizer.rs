@@ -206,12 +206,27 @@ fn map_batch<T: Sync, R: Send>(
     })
 }
 
-/// One unit of text for a batch job: all of text `index`, or its part `part` of `of`.
-struct Segment<'t> {
-    index: usize,
-    part: usize,
-    of: usize,
-    text: Text<'t>,
+/// A job of a batch: a run of whole texts (by index), or one part of a text cut into parts.
+/// (A run is a range, not a list of its texts: one entry a text, 48 bytes each, made the
+/// grouping of 78,000 lines 1.7 ms of a 40 ms batch on two threads, all of it serial.)
+enum Job<'t> {
+    Texts(std::ops::Range<usize>),
+    Part {
+        index: usize,
+        part: usize,
+        of: usize,
+        text: &'t str,
+    },
+}
+
+impl Job<'_> {
+    /// Its size: bytes, or characters not yet converted.
+    fn len(&self, texts: &[Text<'_>]) -> usize {
+        match self {
+            Job::Texts(run) => texts[run.clone()].iter().map(Text::len).sum(),
+            Job::Part { text, .. } => text.len(),
+        }
+    }
 }
 
 /// A text of a batch: its UTF-8, or its characters, converted by the thread that encodes it.
@@ -232,63 +247,47 @@ impl Text<'_> {
 }
 
 /// Groups `texts` into jobs of about `target` units or more, in order: runs of whole texts,
-/// and each text of UTF-8 longer than `target` cut by `split` into parts of its own.
+/// and each text of UTF-8 longer than `target` cut by `split` into parts, a job each.
 fn batch_jobs<'t>(
     texts: &[Text<'t>],
     target: usize,
     split: impl Fn(&'t str) -> Vec<&'t str>,
-) -> Vec<Vec<Segment<'t>>> {
+) -> Vec<Job<'t>> {
     let mut jobs = Vec::new();
-    let mut job = Vec::new();
-    let mut size = 0;
-    let mut push = |job: &mut Vec<Segment<'t>>, size: &mut usize, segment: Segment<'t>| {
-        *size += segment.text.len();
-        job.push(segment);
-        if *size >= target {
-            jobs.push(std::mem::take(job));
-            *size = 0;
-        }
-    };
-    for (index, &text) in texts.iter().enumerate() {
-        match text {
+    let (mut first, mut size) = (0, 0);
+    for (index, text) in texts.iter().enumerate() {
+        match *text {
             Text::Utf8(t) if t.len() > target => {
+                if first < index {
+                    jobs.push(Job::Texts(first..index));
+                }
                 let parts = split(t);
                 let of = parts.len();
-                for (part, t) in parts.into_iter().enumerate() {
-                    let text = Text::Utf8(t);
-                    push(
-                        &mut job,
-                        &mut size,
-                        Segment {
-                            index,
-                            part,
-                            of,
-                            text,
-                        },
-                    );
+                jobs.extend(parts.into_iter().enumerate().map(|(part, text)| Job::Part {
+                    index,
+                    part,
+                    of,
+                    text,
+                }));
+                (first, size) = (index + 1, 0);
+            }
+            _ => {
+                size += text.len();
+                if size >= target {
+                    jobs.push(Job::Texts(first..index + 1));
+                    (first, size) = (index + 1, 0);
                 }
             }
-            // (no vector of one part: one each was a tenth of the time of this grouping)
-            _ => push(
-                &mut job,
-                &mut size,
-                Segment {
-                    index,
-                    part: 0,
-                    of: 1,
-                    text,
-                },
-            ),
         }
     }
-    if !job.is_empty() {
-        jobs.push(job);
+    if first < texts.len() {
+        jobs.push(Job::Texts(first..texts.len()));
     }
     jobs
 }
 
-/// The ids of one job's segments, one after another: segment `i`'s are
-/// `ids[ends[i - 1]..ends[i]]`. One vector a job, not one a segment: a batch of 57,000
+/// The ids of one job's texts (or its one part), one after another: its `i`th text's are
+/// `ids[ends[i - 1]..ends[i]]`. One vector a job, not one a text: a batch of 57,000
 /// lines made as many vectors on the workers, each freed by the thread that builds the
 /// lists (a free of another thread's memory, which takes the lock of its arena).
 struct JobIds {
@@ -315,29 +314,29 @@ struct Parts {
 struct Waiting(Vec<Option<Vec<Rank>>>, usize);
 
 impl Parts {
-    fn new(jobs: &[Vec<Segment<'_>>]) -> Self {
-        let cut = jobs
-            .iter()
-            .flatten()
-            .filter(|seg| seg.part == 0 && seg.of > 1);
+    fn new(jobs: &[Job<'_>]) -> Self {
+        let cut = jobs.iter().filter_map(|job| match *job {
+            Job::Part {
+                index, part: 0, of, ..
+            } if of > 1 => Some((index, Waiting(vec![None; of], of))),
+            _ => None,
+        });
         Self {
-            waiting: cut
-                .map(|seg| (seg.index, Waiting(vec![None; seg.of], seg.of)))
-                .collect(),
+            waiting: cut.collect(),
         }
     }
 
     /// Keeps the ids of one part; returns its text's parts once all are in. (Handed to
     /// the list as they are: joined into one vector first, they were megabytes copied into
     /// new memory by the thread that also builds every list.)
-    fn add(&mut self, seg: &Segment<'_>, ids: Vec<Rank>) -> Option<Vec<Vec<Rank>>> {
-        let Waiting(parts, missing) = self.waiting.get_mut(&seg.index).expect("a text in parts");
-        parts[seg.part] = Some(ids);
+    fn add(&mut self, index: usize, part: usize, ids: Vec<Rank>) -> Option<Vec<Vec<Rank>>> {
+        let Waiting(parts, missing) = self.waiting.get_mut(&index).expect("a text in parts");
+        parts[part] = Some(ids);
         *missing -= 1;
         if *missing > 0 {
             return None;
         }
-        let Waiting(parts, _) = self.waiting.remove(&seg.index).expect("a text in parts");
+        let Waiting(parts, _) = self.waiting.remove(&index).expect("a text in parts");
         Some(parts.into_iter().flatten().collect())
     }
 }
@@ -476,11 +475,18 @@ impl CoreBPE {
         // job's next text: converted here, the 20,000 lines with curly quotes among 76,000
         // (4 MB of English) took 3-4.6 ms of a 35 ms batch on two threads, with an
         // allocation each. (ASCII texts are borrowed, not copied: src/py/text.rs.)
-        let now = |s: &Source<'_>| {
-            matches!(s, Source::Utf8(_)) || disallowed.is_some() || s.len() > target
+        let now = |s: &Source<'_>| disallowed.is_some() || s.len() > target;
+        // (an ASCII text is borrowed, never converted: taken for a text to convert, the
+        // ASCII lines of 4 MB of English went through the conversion's threads for nothing,
+        // 2-23 ms before the encoding of a 45 ms batch could start)
+        let early: Vec<usize> = (0..sources.len())
+            .filter(|&i| matches!(sources[i], Source::Data(_)) && now(&sources[i]))
+            .collect();
+        let units_early: usize = early.iter().map(|&i| sources[i].len()).sum();
+        let convert = |texts: &[usize]| -> PyResult<Vec<Utf8<'_>>> {
+            texts.iter().map(|&i| sources[i].utf8()).collect()
         };
-        let early: usize = sources.iter().filter(|s| now(s)).map(|s| s.len()).sum();
-        let converted: Vec<Option<Utf8<'_>>> = if early >= 1 << 20 && threads > 1 {
+        let converted: Vec<Utf8<'_>> = if units_early >= 1 << 20 && threads > 1 {
             // Converted on every core of the batch when they are many megabytes: done here
             // one by one, the conversion was a serial part of the batch (2.5 ms of 45 for 10
             // MB of English on two cores). Taken one by one by this thread and the workers
@@ -491,43 +497,42 @@ impl CoreBPE {
             // the pool), and of 4M characters at most: Ctrl-C is seen between runs (ten
             // texts of 40M characters, most of them emoji, took 0.9 s to convert, and
             // Ctrl-C waited for all of it)
-            let mut done: Vec<Option<Utf8<'_>>> = sources.iter().map(|_| None).collect();
-            let size = (early / (4 * threads)).clamp(1 << 16, 1 << 22);
-            let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
-            let mut filled = size;
-            for (i, s) in sources.iter().enumerate() {
-                if filled >= size {
-                    groups.push(i..i);
-                    filled = 0;
+            let size = (units_early / (4 * threads)).clamp(1 << 16, 1 << 22);
+            let mut groups: Vec<&[usize]> = Vec::new();
+            let (mut first, mut filled) = (0, 0);
+            for (k, &i) in early.iter().enumerate() {
+                filled += sources[i].len();
+                if filled >= size || k + 1 == early.len() {
+                    groups.push(&early[first..=k]);
+                    (first, filled) = (k + 1, 0);
                 }
-                groups.last_mut().expect("one group at least").end = i + 1;
-                filled += if now(s) { s.len() } else { 0 };
             }
-            let convert = |group: &std::ops::Range<usize>| -> PyResult<Vec<Option<Utf8<'_>>>> {
-                let sources = sources[group.clone()].iter();
-                sources
-                    .map(|s| now(s).then(|| s.utf8()).transpose())
-                    .collect()
-            };
-            pipelined(py, &groups, threads, convert, |k, texts| {
-                py.check_signals()?;
-                for (slot, text) in done[groups[k].clone()].iter_mut().zip(texts?) {
-                    *slot = text;
-                }
-                Ok(())
-            })?;
-            done
+            let mut done: Vec<Vec<Utf8<'_>>> = groups.iter().map(|_| Vec::new()).collect();
+            pipelined(
+                py,
+                &groups,
+                threads,
+                |g| convert(g),
+                |k, texts| {
+                    py.check_signals()?;
+                    done[k] = texts?;
+                    Ok(())
+                },
+            )?;
+            done.into_iter().flatten().collect()
         } else {
-            let sources = sources.iter();
-            sources
-                .map(|s| now(s).then(|| s.utf8()).transpose())
-                .collect::<PyResult<_>>()?
+            convert(&early)?
         };
-        let texts: Vec<Text<'_>> = converted
+        let mut texts: Vec<Text<'_>> = sources
             .iter()
-            .zip(&sources)
-            .map(|(t, s)| t.as_deref().map_or(Text::Later(s), Text::Utf8))
+            .map(|s| match s {
+                Source::Utf8(t) => Text::Utf8(t),
+                Source::Data(_) => Text::Later(s),
+            })
             .collect();
+        for (&i, text) in early.iter().zip(&converted) {
+            texts[i] = Text::Utf8(text);
+        }
         if let Some(d) = disallowed {
             // (every text is UTF-8 by now: `now`)
             let find = |t: &Text<'_>| match t {
@@ -552,21 +557,31 @@ impl CoreBPE {
                 self.enc.split_into_parts(t, specials, target)
             })
         });
-        let work = |job: &Vec<Segment<'_>>| -> PyResult<JobIds> {
-            let units: usize = job.iter().map(|seg| seg.text.len()).sum();
+        let work = |job: &Job<'_>| -> PyResult<JobIds> {
             let mut done = JobIds {
-                ids: Vec::with_capacity(units / 4),
-                ends: Vec::with_capacity(job.len()),
+                ids: Vec::with_capacity(job.len(&texts) / 4),
+                ends: Vec::new(),
             };
-            let mut buf = Vec::new();
-            for seg in job {
-                let text = match seg.text {
-                    Text::Utf8(t) => t,
-                    Text::Later(s) => s.utf8_in(&mut buf)?,
-                };
-                let ids = &mut done.ids;
-                self.enc.encode_into(text, specials, ids).map_err(to_py)?;
-                done.ends.push(done.ids.len());
+            match job {
+                Job::Texts(run) => {
+                    done.ends.reserve_exact(run.len());
+                    let mut buf = Vec::new();
+                    for text in &texts[run.clone()] {
+                        let text = match *text {
+                            Text::Utf8(t) => t,
+                            Text::Later(s) => s.utf8_in(&mut buf)?,
+                        };
+                        let ids = &mut done.ids;
+                        self.enc.encode_into(text, specials, ids).map_err(to_py)?;
+                        done.ends.push(done.ids.len());
+                    }
+                }
+                Job::Part { text, .. } => {
+                    self.enc
+                        .encode_into(text, specials, &mut done.ids)
+                        .map_err(to_py)?;
+                    done.ends.push(done.ids.len());
+                }
             }
             Ok(done)
         };
@@ -575,33 +590,31 @@ impl CoreBPE {
         let mut take = |k: usize, done: PyResult<JobIds>| -> PyResult<()> {
             // Ctrl-C stops the batch between jobs (the workers finish their current one)
             py.check_signals()?;
-            let mut done = done?;
-            let job = &jobs[k];
-            for (i, seg) in job.iter().enumerate() {
-                if seg.of == 1 {
-                    lists[seg.index] = Some(self.list_of_parts(py, &[done.segment(i)], false)?);
-                    continue;
+            let done = done?;
+            match jobs[k] {
+                Job::Texts(ref run) => {
+                    for (i, index) in run.clone().enumerate() {
+                        lists[index] = Some(self.list_of_parts(py, &[done.segment(i)], false)?);
+                    }
                 }
-                // (a part is most often a job of its own: its vector is kept, not copied)
-                let ids = if job.len() == 1 {
-                    std::mem::take(&mut done.ids)
-                } else {
-                    done.segment(i).to_vec()
-                };
-                if let Some(ids) = parts.add(seg, ids) {
-                    // (on this thread: the pool that would fill it in parallel is not the
-                    // pool of this batch's workers, and its threads, woken for the last
-                    // list, were more threads than CPUs: 70 involuntary context switches
-                    // per 4 MB batch on 2 CPUs, against 8)
-                    lists[seg.index] = Some(self.list_of_parts(py, &ids, false)?);
+                Job::Part { index, of: 1, .. } => {
+                    lists[index] = Some(self.list_of_parts(py, &[done.ids], false)?);
+                }
+                Job::Part { index, part, .. } => {
+                    if let Some(ids) = parts.add(index, part, done.ids) {
+                        // (on this thread: the pool that would fill it in parallel is not
+                        // the pool of this batch's workers, and its threads, woken for the
+                        // last list, were more threads than CPUs: 70 involuntary context
+                        // switches per 4 MB batch on 2 CPUs, against 8)
+                        lists[index] = Some(self.list_of_parts(py, &ids, false)?);
+                    }
                 }
             }
             Ok(())
         };
         if one_thread {
             for (k, job) in jobs.iter().enumerate() {
-                let bytes = job.iter().map(|seg| seg.text.len()).sum();
-                take(k, detach_for(py, bytes, || work(job)))?;
+                take(k, detach_for(py, job.len(&texts), || work(job)))?;
             }
         } else {
             pipelined(py, &jobs, threads, work, take)?;
