@@ -47,7 +47,7 @@ class CoreBPE:
     def encode(self, text: str, allowed: AllowedSpecial | None = None) -> list[int]: ...
     def encode_batch(
         self,
-        texts: Sequence[str],
+        texts: list[str],
         allowed: AllowedSpecial | None = None,
         ordinary: bool = False,
         num_threads: int | None = None,

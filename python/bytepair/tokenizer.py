@@ -662,7 +662,9 @@ class Tokenizer:
             # (bytes are a sequence too, of ints: the message named texts[0] an int)
             kind = type(texts).__name__
             raise TypeError(f"texts must be a sequence of str, not one {kind}")
-        texts = list(texts)
+        if type(texts) is not list:
+            # (a list is passed as it is: the core holds each str itself while it works)
+            texts = list(texts)
         try:
             ids, found = self._core.encode_batch(texts, matcher, ordinary, num_threads, check)
         except TypeError:

@@ -62,6 +62,16 @@ pub fn source<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
     Ok(Source::Data(unsafe { s.data()? }))
 }
 
+/// [`source`], borrowed from the string itself rather than from the reference `s`.
+///
+/// # Safety
+/// The string must outlive every use of the result (a reference to it held elsewhere).
+pub unsafe fn source_of_held<'a>(s: &Bound<'_, PyString>) -> PyResult<Source<'a>> {
+    // SAFETY: a source points into the string's own storage, which lives as long as the
+    // string, not into `s` (the caller keeps the string alive)
+    Ok(unsafe { std::mem::transmute::<Source<'_>, Source<'a>>(source(s)?) })
+}
+
 impl<'a> Source<'a> {
     /// Units of the string (bytes of UTF-8, or characters): the work of `utf8`.
     pub fn len(&self) -> usize {

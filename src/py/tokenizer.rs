@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use super::errors::to_py;
 use super::ints::IntCache;
 use super::spare::Spare;
-use super::text::{source, utf8, Source, Utf8};
+use super::text::{source_of_held, utf8, Source, Utf8};
 use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
@@ -449,13 +449,29 @@ impl CoreBPE {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
+        texts: &Bound<'py, PyList>,
         allowed: Option<&AllowedSpecial>,
         ordinary: bool,
         num_threads: Option<usize>,
         disallowed: Option<&AllowedSpecial>,
     ) -> PyResult<(Vec<Bound<'py, PyList>>, Option<String>)> {
-        let sources = texts.iter().map(source).collect::<PyResult<Vec<_>>>()?;
+        // Each text is checked, held (the list may change while the GIL is released) and its
+        // storage read in one pass: a pass each (the caller's copy of the list, PyO3's
+        // extraction, the reads, and two passes of releases) touched each string's header
+        // five times, 11 ms of serial work around a 12 MB batch of 226,000 lines taking
+        // 120 ms on two threads.
+        let n = texts.len();
+        let mut held: Vec<Bound<'py, PyString>> = Vec::with_capacity(n);
+        let mut sources: Vec<Source<'_>> = Vec::with_capacity(n);
+        for i in 0..n {
+            // SAFETY: `i` is below the list's length, which this loop cannot change (it runs
+            // no Python code)
+            let text = unsafe { texts.get_item_unchecked(i) }.cast_into::<PyString>()?;
+            // SAFETY: `held` keeps the string alive; it is dropped after `sources` and all
+            // that is made from it (declared before them)
+            sources.push(unsafe { source_of_held(&text)? });
+            held.push(text);
+        }
         let units: usize = sources.iter().map(|s| s.len()).sum();
         let threads = pool_size(num_threads);
         // Below this many bytes (or characters), waking worker threads costs more than it

@@ -706,6 +706,43 @@ def test_threads_sharing_one_cache_give_tiktokens_ids(data_dir: Path, name: str)
     assert_all_equal(got, expected, docs)
 
 
+def test_a_batch_whose_list_another_thread_changes_meanwhile() -> None:
+    # A list given to a batch is not copied: the core holds each str while it encodes with
+    # the GIL released (src/py/tokenizer.rs, encode_batch). Another thread replaces the
+    # list's items all the while, each replaced str then freed but for that hold: every
+    # text's ids must be those of a str that was in its place (ASCII, and non-ASCII that
+    # the workers convert from the str's own characters), never of freed memory.
+    tok = bytepair.get_encoding("cl100k_base")
+    n = 20_000
+
+    def made(i: int, r: int) -> str:
+        # (built at run time: a str of its own, freed once the list lets go of it)
+        return "".join([f"text {i} ", "naïve café ☕ " * (r % 2), "words " * (r + 3)])
+
+    texts = [made(i, 0) for i in range(n)]
+    stop = threading.Event()
+
+    def change() -> None:
+        rng = random.Random(7)
+        while not stop.is_set():
+            for _ in range(1000):
+                texts[rng.randrange(n)] = made(rng.randrange(n), rng.randrange(1, 4))
+
+    changer = threading.Thread(target=change)
+    changer.start()
+    try:
+        for _ in range(6):
+            got = tok.encode_ordinary_batch(texts, num_threads=2)
+            assert len(got) == n
+            for ids in got:
+                text = tok.decode(ids)
+                i, r = int(text.split()[1]), text.count("words ") - 3
+                assert 0 <= i < n and 0 <= r < 4 and text == made(i, r), text[:80]
+    finally:
+        stop.set()
+        changer.join()
+
+
 def test_threads_asking_at_once_build_one_encoding(data_dir: Path, tmp_path: Path) -> None:
     # (QA: 16 first calls from 8 threads built 9 encodings of 0.2-0.4 s each) a path not
     # asked for before is a new entry of the cache, built once for all the threads
