@@ -32,7 +32,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import gc
+import hashlib
 import json
 import math
 import os
@@ -443,6 +445,26 @@ def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], No
         return bytepair.load(ranks, pattern=spec.pattern, special_tokens=spec.special_tokens)
 
     n = max(args.threads, 2)
+    # The host's own speedup at the same moments: sha256 (hashlib lets the GIL go) of 2n
+    # blocks of 16 MB, on 1 thread vs n, timed right after each bytepair timing. Pure
+    # computation, no memory traffic, nothing shared: what this machine's CPUs give two
+    # threads just then (its second CPU ran a busy loop up to 1.6x slower than its first
+    # in some runs).
+    blocks = [os.urandom(16 << 20) for _ in range(2 * n)]
+    pool = concurrent.futures.ThreadPoolExecutor(n)
+
+    def hash_all(k: int) -> float:
+        # (after a pause: rayon's threads spin a while before they sleep, and right after
+        # a batch the sha256 threads got 1.14-1.61x where alone they got 1.82-1.93x)
+        time.sleep(0.05)
+        t0 = time.perf_counter()
+        if k == 1:
+            for b in blocks:
+                hashlib.sha256(b).digest()
+        else:
+            list(pool.map(lambda b: hashlib.sha256(b).digest(), blocks))
+        return time.perf_counter() - t0
+
     # two English slices: one warms each new tokenizer up (code paths, pools), from the other
     # the batches are cut (its first 4 MB, and all 12 MB)
     warm, text = slices(data, "english", 2, 12_000_000)
@@ -467,6 +489,7 @@ def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], No
         ("100,000 strings of <= 12 chars", [line[:12] for line in split_lines(text)][:100_000]),
     ]:
         times: dict[int, list[float]] = {1: [], n: []}
+        host: dict[int, list[float]] = {1: [], n: []}
         for i in range(2 * THREAD_REPEATS):
             k = 1 if i % 4 in (0, 3) else n
             tok = new_tokenizer()
@@ -483,20 +506,23 @@ def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], No
             times[k].append(time.perf_counter() - t0)
             gc.enable()
             del ids, tok
+            host[k].append(hash_all(k))
         one, many = statistics.median(times[1]), statistics.median(times[n])
         # the speedup of each pair of timings side by side (1 then n, n then 1, ...): this
         # host's speed drifts by tens of percent over seconds, and a ratio of the two
         # medians took that drift into the ratio (4 MB: 1.58x in one run, 2.00x in the next)
         ratios = [a / b for a, b in zip(times[1], times[n])]
         speedup = statistics.median(ratios)
+        host_speedup = statistics.median(a / b for a, b in zip(host[1], host[n]))
         log(
             f"    {what}: {one:.3f} s vs {many:.3f} s; pair ratios "
             + " ".join(f"{r:.2f}" for r in ratios)
         )
         rows.append(
             f"| {what} | {one:.3f} | {many:.3f} | {speedup:.2f}x | "
-            f"{min(ratios):.2f}-{max(ratios):.2f} |"
+            f"{min(ratios):.2f}-{max(ratios):.2f} | {host_speedup:.2f}x |"
         )
+    pool.shutdown()
     return "\n".join(
         [
             f"### Threads: bytepair `encode_ordinary_batch`, 1 vs {n} threads (cl100k, English)",
@@ -505,10 +531,13 @@ def thread_speedup(data: Path, args: argparse.Namespace, log: Callable[[str], No
             f"warm-up text): new text for both thread counts. {THREAD_REPEATS} timings each, "
             "in the order 1, n, n, 1, ...: times are medians; the speedup is the median of "
             "the ratios of the timings side by side (first 1 with first n, and so on), and "
-            "their range is given.",
+            "their range is given. Host: the same for sha256 of "
+            f"{2 * n} blocks of 16 MB on 1 thread vs {n} (hashlib, the GIL released), "
+            "timed right after each bytepair timing: pure computation, nothing shared, "
+            "what this machine's CPUs gave that many threads at those moments.",
             "",
-            f"| batch | 1 thread (s) | {n} threads (s) | speedup | range |",
-            "|---|---:|---:|---:|---|",
+            f"| batch | 1 thread (s) | {n} threads (s) | speedup | range | host |",
+            "|---|---:|---:|---:|---|---:|",
             *rows,
         ]
     )
