@@ -854,7 +854,7 @@ class Tokenizer:
             num_threads: threads to use (default: one per core).
 
         Raises:
-            KeyError: an id is not in the vocabulary.
+            KeyError: an id is not in the vocabulary (as ``decode_bytes_batch``).
             TypeError: ``batch`` or one of its items is no sequence (the message names it).
         """
         return [
@@ -868,7 +868,8 @@ class Tokenizer:
         """``decode_bytes`` of each id list, in parallel.
 
         Raises:
-            KeyError: an id is not in the vocabulary.
+            KeyError: an id is not in the vocabulary (the message names it and its list:
+                ``'unknown token id 999999 (batch[7])'``).
             TypeError: ``batch`` or one of its items is no sequence (the message names it).
         """
         num_threads = _check_threads(num_threads)
@@ -885,9 +886,15 @@ class Tokenizer:
                 raise not_ids(f"batch[{i}]", ids, "a sequence")
         try:
             return self._core.decode_batch(batch, num_threads)
-        except OverflowError:
-            bad = next(t for ids in batch for t in ids if not 0 <= t < 2**32)
-            raise KeyError(f"unknown token id {int(bad)}") from None
+        except (KeyError, OverflowError):
+            # name the list too (QA: in a batch of 100,000 lists, which one?): the first
+            # that `decode_bytes` refuses, with its message
+            for i, ids in enumerate(batch):
+                try:
+                    self.decode_bytes(ids)
+                except KeyError as e:
+                    raise KeyError(f"{e.args[0]} (batch[{i}])") from None
+            raise
         except TypeError:
             for i, ids in enumerate(batch):
                 _refuse_non_sequence(f"batch[{i}]", ids)

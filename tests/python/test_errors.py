@@ -746,14 +746,29 @@ def test_unknown_id_in_decode(small_tok: bytepair.Tokenizer, bad: int) -> None:
 def test_unknown_numpy_id_is_named_as_a_number(small_tok: bytepair.Tokenizer, dtype: str) -> None:
     # ids from a numpy array: the message says "-1" / "18446744073709551615", not np.int64(-1)
     bad = np.array([97, -1], dtype="int64").astype(dtype)
-    for call in (
-        lambda: small_tok.decode(bad),
-        lambda: small_tok.decode_bytes(bad),
-        lambda: small_tok.decode_batch([bad]),
+    for call, where in (
+        (lambda: small_tok.decode(bad), ""),
+        (lambda: small_tok.decode_bytes(bad), ""),
+        (lambda: small_tok.decode_batch([[97], bad]), " (batch[1])"),
     ):
         with pytest.raises(KeyError) as e:
             call()
-        assert str(e.value).strip("'\"") == f"unknown token id {int(bad[1])}", str(e.value)
+        assert e.value.args[0] == f"unknown token id {int(bad[1])}{where}", str(e.value)
+
+
+def test_unknown_id_in_a_batch_names_its_list(small_tok: bytepair.Tokenizer) -> None:
+    # (QA: in a batch of 100,000 lists the message named the id alone) the first list that
+    # holds an unknown id, out of range, or unknown in range, on one thread or several
+    good = [[97, 98]] * 3000
+    for bad, at in ((10**9, 2998), (-1, 5), (2**40, 0), (small_tok.n_vocab, 1234)):
+        batch = [list(ids) for ids in good]
+        batch[at] = [97, bad, 98]
+        batch[-1] = [bad]  # (a later list holding one too is not the one named)
+        for num_threads in (1, 2):
+            for call in (small_tok.decode_batch, small_tok.decode_bytes_batch):
+                with pytest.raises(KeyError) as e:
+                    call(batch, num_threads=num_threads)
+                assert e.value.args[0] == f"unknown token id {bad} (batch[{at}])"
 
 
 def test_unknown_id_in_a_hole_of_a_sparse_vocab() -> None:
