@@ -73,9 +73,10 @@ class Tokenizer:
             not a pair of bytes, a special token is not a ``str``, or a special token's id
             is no int.
         ValueError: an id is out of range (0 <= id < 2**32), a merge names bytes that are
-            not a token, a single byte is missing, two tokens share an id, a special token
-            is empty or holds a lone surrogate, a special token's id is out of range or the
-            id of other bytes, or the pattern is not a valid regex.
+            not a token or repeats an earlier merge, a single byte is missing, two tokens
+            share an id, a special token is empty or holds a lone surrogate, a special
+            token's id is out of range or the id of other bytes, or the pattern is not a
+            valid regex.
     """
 
     # (name, rank file path) of an OpenAI encoding made by ``get_encoding``: pickled by these
@@ -138,6 +139,9 @@ class Tokenizer:
         by_bytes = set(vocab.values())
         # rank of a token = index of the first merge that makes it (tiktoken's rank rule)
         ranks: dict[bytes, int] = {}
+        # (QA: a repeated merge line of a GPT-2 folder was taken, and the native file saved
+        # from it then refused by `load`, as the native reader refuses one)
+        seen: dict[tuple[bytes, bytes], int] = {}
         for rank, merge in enumerate(merges):
             # (QA: b"ab" unpacked into the ints 97, 98; a triple said "too many values")
             try:
@@ -162,6 +166,9 @@ class Tokenizer:
                         f"merge {rank} ({left!r}, {right!r}) names {side!r}, "
                         "which is not in the vocabulary"
                     )
+            first = seen.setdefault((left, right), rank)
+            if first != rank:
+                raise ValueError(f"merge {rank} ({left!r}, {right!r}) repeats merge {first}")
             ranks.setdefault(left + right, rank)
         # A special token that is also an ordinary token (a single byte, or made by a merge)
         # stays usable as ordinary text; one that nothing makes (GPT-2's <|endoftext|>) is

@@ -931,6 +931,26 @@ def test_gpt2_merges_line_with_unknown_tokens(gpt2_vocab, gpt2_merge_lines, tmp_
     assert str(mpath) in str(e.value) and re.search(r"line 6\b", str(e.value)), str(e.value)
 
 
+def test_repeated_merge_is_refused_as_the_native_reader_refuses_it(
+    gpt2_vocab, gpt2_merge_lines, tmp_path
+) -> None:
+    # (QA: a GPT-2 folder with a merge line repeated loaded, and the native file saved from
+    # it was then refused by load) a repeated merge is refused on the way in, by the
+    # constructor and so by every reader, naming both merges
+    lines = gpt2_merge_lines[:10] + [gpt2_merge_lines[3]]
+    vpath, mpath = _write_gpt2(tmp_path, gpt2_vocab, "\n".join(lines))
+    with pytest.raises(ValueError, match=r"merge 10 \(.*\) repeats merge 3") as e:
+        bytepair.Tokenizer.from_files(vpath, mpath)
+    assert str(mpath) in str(e.value)
+    vocab = {**BYTES_VOCAB, 256: b"ab"}
+    with pytest.raises(ValueError, match=r"merge 1 \(b'a', b'b'\) repeats merge 0"):
+        bytepair.Tokenizer(vocab, [(b"a", b"b"), (b"a", b"b")])
+    # two different merges that make one token stay allowed (the first gives its rank)
+    vocab = {**BYTES_VOCAB, 256: b"ab", 257: b"bc", 258: b"abc"}
+    tok = bytepair.Tokenizer(vocab, [(b"a", b"b"), (b"b", b"c"), (b"ab", b"c"), (b"a", b"bc")])
+    assert tok.encode("abc") == [258]
+
+
 def test_gpt2_merges_not_utf8_or_outside_alphabet(gpt2_vocab, gpt2_merge_lines, tmp_path) -> None:
     vpath, mpath = _write_gpt2(tmp_path, gpt2_vocab, "")
     mpath.write_bytes(b"\xc4\xa0 t\n\xff\xfe x\n")
