@@ -52,7 +52,7 @@ class CoreBPE:
         ordinary: bool = False,
         num_threads: int | None = None,
         disallowed: AllowedSpecial | None = None,
-    ) -> tuple[list[list[int]], str | None]: ...
+    ) -> tuple[list[list[int]], tuple[int, str] | None]: ...
     def encode_to_bytes(
         self,
         text: str,

@@ -752,20 +752,25 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     out: BinaryIO | None = getattr(sys.stdout, "buffer", None)
     batch: list[int] = []
+    chunks = _id_file_chunks(args.input, tok)
+    done = 0  # ids decoded before `batch`, to name where an unknown one is
 
     def flush() -> None:
+        nonlocal done
         try:
             data = tok.decode_bytes(batch)
         except KeyError as e:
             msg = e.args[0] if e.args else str(e)
-            raise CLIError(f"{name}: {msg} ({_ids_of(tok, args.tokenizer)})") from None
+            at = done + _first_unknown(tok, batch)
+            where = f"ids[{at}]" if chunks is not None else f"word {at + 1}"
+            raise CLIError(f"{name}: {where}: {msg} ({_ids_of(tok, args.tokenizer)})") from None
         if out is not None:
             out.write(data)
         else:  # a text-only stdout (embedding, tests): the closest we can do
             sys.stdout.write(data.decode("utf-8", "surrogateescape"))
+        done += len(batch)
         batch.clear()
 
-    chunks = _id_file_chunks(args.input, tok)
     if chunks is not None:
         for ids_chunk in chunks:
             batch.extend(ids_chunk)
@@ -776,7 +781,10 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     for n, word in enumerate(_read_words(args.input), start=1):
         if not _ID.fullmatch(word):
             shown = word[:40].decode("utf-8", "replace")
-            raise CLIError(f"{name}: word {n} is {shown!r}, not a token id (an integer >= 0)")
+            raise CLIError(
+                f"{name}: word {n} is {shown!r}, not a token id (an integer >= 0)"
+                + _binary_hint(args.input, word)
+            )
         if len(word) > 10:  # ids are 32-bit: more digits can only be unknown
             shown = word[:40].decode("ascii") + ("..." if len(word) > 40 else "")
             raise CLIError(
@@ -794,6 +802,33 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 
 _ID = re.compile(rb"[0-9]+")
+
+
+def _first_unknown(tok: Tokenizer, ids: list[int]) -> int:
+    """The index of the first id of ``ids`` that is no token of ``tok`` (0 if none is)."""
+    for i, t in enumerate(ids):
+        try:
+            tok.decode_single_token_bytes(t)
+        except KeyError:
+            return i
+    return 0
+
+
+# control bytes that text of ids never holds (QA: a raw id file whose sidecar was lost was
+# read as text, and the error named a word of binary noise and nothing else)
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f]")
+
+
+def _binary_hint(path: str | None, word: bytes) -> str:
+    """For a file that looks like a raw id file of ``encode -o`` read as text: what is missing."""
+    from .ids import sidecar_path
+
+    if not path or path == "-" or not (path.endswith(".bin") or _CONTROL.search(word)):
+        return ""
+    return (
+        f"; if {path} is an id file of `bytepair encode -o`, its sidecar "
+        f"{sidecar_path(path)} (dtype and counts) is missing"
+    )
 
 
 def _id_file_chunks(path: str | None, tok: Tokenizer) -> Iterator[list[int]] | None:

@@ -649,8 +649,8 @@ class Tokenizer:
         foreign = self._foreign(disallowed_special)
         if foreign is not None and not isinstance(texts, str):
             texts = list(texts)
-            for text in texts:
-                _refuse_foreign(foreign, text)
+            for i, text in enumerate(texts):
+                _refuse_foreign(foreign, text, f"texts[{i}]")
         if not allowed:
             return self._batch(texts, None, True, num_threads, check)
         matcher = None if allowed == self._special_set else self._matcher(allowed)
@@ -686,7 +686,8 @@ class Tokenizer:
             texts = [_clean(t) for t in texts]
             ids, found = self._core.encode_batch(texts, matcher, ordinary, num_threads, check)
         if found is not None:
-            raise _disallowed_error(found)
+            index, token = found
+            raise _disallowed_error(token, f"texts[{index}]")
         return ids
 
     def encode_ordinary_batch(
@@ -1337,9 +1338,9 @@ def _search_for(names: frozenset[str]) -> _Refused | None:
     return _Refused(names) if names else None
 
 
-def _refuse_foreign(refused: _Refused | None, text: str) -> None:
+def _refuse_foreign(refused: _Refused | None, text: str, where: str | None = None) -> None:
     if refused is not None and (m := refused.search.search(text)) is not None:
-        raise _disallowed_error(m.group())
+        raise _disallowed_error(m.group(), where)
 
 
 def _refuse_foreign_in(refused: _Refused, seen: str, chunks: list[str]) -> str:
@@ -1350,11 +1351,14 @@ def _refuse_foreign_in(refused: _Refused, seen: str, chunks: list[str]) -> str:
     return text[max(0, len(text) - refused.overlap) :]
 
 
-def _disallowed_error(token: str) -> ValueError:
+def _disallowed_error(token: str, where: str | None = None) -> ValueError:
+    """tiktoken's error for a disallowed special token; ``where``: the text of a batch that
+    holds it (``"texts[3]"``)."""
     return ValueError(
         # the first line is tiktoken's, word for word (code written for tiktoken matches it)
         f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        f"To encode it as its special-token id, pass "
+        + (f"It is in {where}.\n" if where else "")
+        + f"To encode it as its special-token id, pass "
         f"allowed_special={{{token!r}}} (or allowed_special='all').\n"
         f"To encode it as ordinary text, pass disallowed_special=() "
         f"(or use encode_ordinary)."

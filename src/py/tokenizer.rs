@@ -15,6 +15,9 @@ use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
 
+/// A disallowed special token met by `encode_batch`: the index of its text, and the token.
+type Refused = (usize, String);
+
 /// Encoder over a fixed vocabulary (immutable, safe to share between threads).
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct CoreBPE {
@@ -444,7 +447,8 @@ impl CoreBPE {
     }
 
     /// Encodes many texts in parallel (rayon), the GIL released. Returns the id lists, or
-    /// (when `disallowed` is given and one of its tokens occurs in a text) that token.
+    /// (when `disallowed` is given and one of its tokens occurs in a text) the index of the
+    /// first such text and the token found in it.
     #[pyo3(signature = (texts, allowed=None, ordinary=false, num_threads=None, disallowed=None))]
     fn encode_batch<'py>(
         &self,
@@ -454,7 +458,7 @@ impl CoreBPE {
         ordinary: bool,
         num_threads: Option<usize>,
         disallowed: Option<&AllowedSpecial>,
-    ) -> PyResult<(Vec<Bound<'py, PyList>>, Option<String>)> {
+    ) -> PyResult<(Vec<Bound<'py, PyList>>, Option<Refused>)> {
         // Each text is checked, held (the list may change while the GIL is released) and its
         // storage read in one pass: a pass each (the caller's copy of the list, PyO3's
         // extraction, the reads, and two passes of releases) touched each string's header
@@ -551,16 +555,22 @@ impl CoreBPE {
         }
         if let Some(d) = disallowed {
             // (every text is UTF-8 by now: `now`)
-            let find = |t: &Text<'_>| match t {
-                Text::Utf8(t) => d.inner.find(t).map(str::to_string),
-                Text::Later(_) => None,
+            let find = |(i, t): (usize, &Text<'_>)| -> Option<Refused> {
+                match t {
+                    Text::Utf8(t) => d.inner.find(t).map(|s| (i, s.to_string())),
+                    Text::Later(_) => None,
+                }
             };
             // (on this thread below the size that wakes the workers for encoding: woken for
             // one short text, they took 20 us, where its encoding takes one)
             let found = if one_thread {
-                detach_for(py, units, || texts.iter().find_map(find))
+                detach_for(py, units, || texts.iter().enumerate().find_map(find))
             } else {
-                py.detach(|| run_in_pool(num_threads, || texts.par_iter().find_map_first(find)))?
+                py.detach(|| {
+                    run_in_pool(num_threads, || {
+                        texts.par_iter().enumerate().find_map_first(find)
+                    })
+                })?
             };
             if found.is_some() {
                 return Ok((Vec::new(), found));

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import bytepair
@@ -805,9 +806,52 @@ def test_decode_unknown_id(
     set_stdin(monkeypatch, b"104 105 400 105")  # ids are 0..399
     assert main(["decode", "-t", str(story_tok)]) == 1
     assert one_error_line(capsys.readouterr().err) == (
-        f"bytepair: error: <stdin>: unknown token id 400 "
+        f"bytepair: error: <stdin>: word 3: unknown token id 400 "
         f"(the tokenizer {story_tok} has ids 0 to 399)"
     )
+
+
+def test_decode_names_where_an_unknown_id_is_past_the_first_chunk(
+    story_tok: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ids are decoded 65,536 at a time; the word (text) or index (id file) counts from the
+    # start of the input, not of the chunk (QA: the word of an unknown id was not named)
+    from bytepair.cli import _DECODE_IDS
+
+    at = _DECODE_IDS + 7  # 0-based
+    ids = [104] * at + [400, 105]
+    text = tmp_path / "ids.txt"
+    text.write_text(" ".join(map(str, ids)), encoding="utf-8")
+    array = tmp_path / "ids.npy"
+    np.save(array, np.array(ids, dtype=np.uint16))
+    for path, where in ((text, f"word {at + 1}"), (array, f"ids[{at}]")):
+        assert main(["decode", "-t", str(story_tok), str(path)]) == 1
+        assert one_error_line(capsys.readouterr().err) == (
+            f"bytepair: error: {path}: {where}: unknown token id 400 "
+            f"(the tokenizer {story_tok} has ids 0 to 399)"
+        )
+
+
+def test_decode_of_a_raw_id_file_without_its_sidecar_says_it_is_missing(
+    story_tok: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # QA: a .bin whose sidecar was lost was read as text, and the error named a word of
+    # binary noise only; the hint comes for a .bin name or control bytes in the word
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello there, hello", encoding="utf-8")
+    for name in ("ids.bin", "ids.raw"):
+        out = tmp_path / name
+        assert main(["encode", "-t", str(story_tok), str(corpus), "-o", str(out)]) == 0
+        side = Path(f"{out}.json")
+        side.unlink()
+        capsys.readouterr()
+        assert main(["decode", "-t", str(story_tok), str(out)]) == 1
+        line = one_error_line(capsys.readouterr().err)
+        assert line.startswith(f"bytepair: error: {out}: word 1 is "), line
+        assert line.endswith(
+            f"not a token id (an integer >= 0); if {out} is an id file of `bytepair encode "
+            f"-o`, its sidecar {side} (dtype and counts) is missing"
+        ), line
 
 
 @pytest.mark.usefixtures("local_encodings")
@@ -820,8 +864,8 @@ def test_decode_unknown_id_names_the_ids_that_are_no_token(
         set_stdin(monkeypatch, f"9906 {word}".encode())
         assert main(["decode", "-t", "cl100k_base"]) == 1
         assert one_error_line(capsys.readouterr().err) == (
-            f"bytepair: error: <stdin>: unknown token id {word} (the tokenizer cl100k_base has "
-            "ids 0 to 100276, but 16 of them are no token: 100256, 100261-100275)"
+            f"bytepair: error: <stdin>: word 2: unknown token id {word} (the tokenizer cl100k_base "
+            "has ids 0 to 100276, but 16 of them are no token: 100256, 100261-100275)"
         )
 
 
@@ -841,6 +885,7 @@ def test_decode_not_an_id(
     assert main(["decode", "-t", str(story_tok), str(path)]) == 1
     line = one_error_line(capsys.readouterr().err)
     assert line == f"bytepair: error: {path}: {word}, not a token id (an integer >= 0)"
+    assert "sidecar" not in line  # (text: no hint of an id file)
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -271,6 +271,29 @@ def test_a_batch_of_every_kind_of_str_on_threads(
         cl100k.encode_batch([*texts, "\u00e9<|endoftext|>"], num_threads=2)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_disallowed_special_token_in_a_batch_names_its_text(
+    cl100k: bytepair.Encoding, threads: int
+) -> None:
+    # the first text holding one is named (QA: the message named the token only), after
+    # tiktoken's own first line; a string refused that is no special token too
+    texts = ["a b"] * 5000 + ["x <|endofprompt|>", "y", "z <|endoftext|>"]
+    with pytest.raises(ValueError) as e:
+        cl100k.encode_batch(texts, num_threads=threads)
+    lines = str(e.value).splitlines()
+    assert lines[:2] == [
+        "Encountered text corresponding to disallowed special token '<|endofprompt|>'.",
+        "It is in texts[5000].",
+    ]
+    with pytest.raises(ValueError, match=r"'<\|endoftext\|>'.\nIt is in texts\[5002\]"):
+        cl100k.encode_batch(texts, num_threads=threads, allowed_special={"<|endofprompt|>"})
+    with pytest.raises(ValueError, match=r"'b'.\nIt is in texts\[0\]"):
+        cl100k.encode_batch(texts, num_threads=threads, disallowed_special={"b"})
+    with pytest.raises(ValueError) as e:  # one text: no index
+        cl100k.encode("x <|endofprompt|>")
+    assert "It is in" not in str(e.value)
+
+
 def test_ctrl_c_interrupts_a_batch_while_its_texts_are_converted(
     gpt2: bytepair.Tokenizer,
 ) -> None:
