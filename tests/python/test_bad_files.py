@@ -546,8 +546,19 @@ def test_rank_file_wrong_hash(tok, tmp_path: Path) -> None:
     specials = {EOT: 256}
     loaded = bytepair.load(path, pattern="gpt2", special_tokens=specials, sha256=good)
     assert loaded.vocab == tok.vocab
-    with pytest.raises(ValueError, match=rf"{path.name}: SHA-256 is {good}, expected 00ff"):
-        bytepair.load(path, pattern="gpt2", special_tokens=specials, sha256="00ff")
+    with pytest.raises(ValueError, match=rf"{path.name}: SHA-256 is {good}, expected (00)+$"):
+        bytepair.load(path, pattern="gpt2", special_tokens=specials, sha256="00" * 32)
+    upper = good.upper()
+    assert (
+        bytepair.load(path, pattern="gpt2", special_tokens=specials, sha256=upper).vocab
+        == tok.vocab
+    )
+    # a hash that cannot be one is named as such, not as the file's mismatch (QA)
+    for bad in ("00ff", good[:-1], good + "0", good[:-1] + "g", f" {good[1:]}"):
+        with pytest.raises(ValueError, match=rf"^sha256 must be 64 hex digits, got '{bad}'$"):
+            bytepair.load(path, pattern="gpt2", sha256=bad)
+    with pytest.raises(TypeError, match="^sha256 must be a str of 64 hex digits, not bytes$"):
+        bytepair.load(path, pattern="gpt2", sha256=good.encode())  # type: ignore[arg-type]
 
 
 def test_get_encoding_wrong_hash(tok, tmp_path: Path) -> None:

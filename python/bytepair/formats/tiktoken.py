@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 SpecialTokens = Union[Mapping[str, int], Iterable[str], None]
+
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def looks_like_rank_file(head: bytes) -> bool:
@@ -61,10 +64,18 @@ def read_ranks(path: PathLike, sha256: str | None = None) -> dict[bytes, int]:
         sha256: the expected SHA-256 of the file (hex), as tiktoken pins it; None: no check.
 
     Raises:
-        ValueError: a wrong hash, a malformed line, a token or rank given twice.
+        ValueError: a wrong hash, ``sha256`` not 64 hex digits, a malformed line, a token or
+            rank given twice.
+        TypeError: ``sha256`` not a str.
     """
     from ..encodings import _parse_ranks
 
+    if sha256 is not None:
+        # (QA: a hash cut short or mistyped was reported as the file's mismatch)
+        if not isinstance(sha256, str):
+            raise TypeError(f"sha256 must be a str of 64 hex digits, not {type(sha256).__name__}")
+        if not _HEX64.fullmatch(sha256):
+            raise ValueError(f"sha256 must be 64 hex digits, got {sha256!r}")
     data = Path(path).read_bytes()
     if sha256 is not None:
         got = hashlib.sha256(data).hexdigest()
