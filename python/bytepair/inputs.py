@@ -62,6 +62,9 @@ _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _HEAD_BYTES = 10
 # a run of blank lines (empty or whitespace only), starting at a line start
 _BLANK_LINES = re.compile(r"^(?:[^\S\n]*\n)+", re.MULTILINE)
+# a JSON escape of a surrogate (of a pair, or alone), and a surrogate left alone in a str
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # hints in messages for Python callers (the command line words them as its flags)
 _PATHS_HINT = " (a list or tuple is read as paths; pass iter(texts) for in-memory texts)"
 _TEXT_FIELD_HINT = "; pass text_field= to pick another"
@@ -147,7 +150,8 @@ def iter_chunks(
         errors: invalid UTF-8 in a file: ``"strict"`` raises ``CorpusDecodeError`` (a
             ``ValueError``) naming the file and byte offset; ``"replace"`` turns each bad
             sequence into U+FFFD (as ``bytes.decode(errors="replace")``); ``"skip"`` (or
-            ``"ignore"``) drops the bad bytes.
+            ``"ignore"``) drops the bad bytes. A lone surrogate escaped in a jsonl string
+            (``"\\ud800"``) is dealt with alike (strict: ``ValueError``).
         blank_line_docs: split plain-text files into documents at blank lines.
 
     Yields:
@@ -651,7 +655,21 @@ def _iter_jsonl(
             raise ValueError(
                 f"{path}, line {lineno}: {field!r} must be a string, got {type(text).__name__}"
             )
+        if _SURROGATE_ESCAPE.search(raw) and (bad := _LONE_SURROGATE.search(text)):
+            text = _lone_surrogates(text, bad, errors, f"{path}, line {lineno}")
         yield from _split_document(text)
+
+
+def _lone_surrogates(text: str, bad: re.Match[str], errors: str, where: str) -> str:
+    """``text`` (of a jsonl line) with its lone surrogates dealt with as ``errors`` deals
+    with invalid UTF-8: escaped in JSON (``"\\ud800"``), one is no character, and UTF-8
+    cannot hold it (QA: it became U+FFFD silently, even with ``errors="strict"``)."""
+    if errors == "strict":
+        raise ValueError(
+            f"{where}: a lone surrogate \\u{ord(bad.group()):04x} at character {bad.start()} of "
+            "the text (escaped in JSON, it is no character)" + _ERRORS_HINT
+        )
+    return _LONE_SURROGATE.sub("\ufffd" if errors == "replace" else "", text)
 
 
 def _iter_parquet(

@@ -331,6 +331,34 @@ def test_jsonl_invalid_utf8_names_line(tmp_path: Path) -> None:
     assert "byte offset 26 of the decompressed text (byte 0xff, line 2)" in str(e.value)
 
 
+def test_jsonl_lone_surrogate_is_dealt_with_as_invalid_utf8(tmp_path: Path) -> None:
+    # "\ud800" alone in a JSON string is valid JSON but no character (QA: it became U+FFFD
+    # silently, even with errors="strict"); escaped pairs and characters are text
+    path = tmp_path / "s.jsonl"
+    lines = [
+        r'{"text": "pair \ud83d\ude00 ok \u00e9"}',
+        r'{"text": "ab\udc00c\ud800", "id": "\ud800"}',
+        r'{"text": "\ud800"}',
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as e:
+        list(iter_chunks(path))
+    assert str(e.value) == (
+        f"{path}, line 2: a lone surrogate \\udc00 at character 2 of the text (escaped in "
+        "JSON, it is no character); pass errors='replace' or errors='skip' to read it anyway"
+    )
+    assert docs_of(iter_chunks(path, errors="replace")) == [
+        "pair \U0001f600 ok \u00e9",
+        "ab\ufffdc\ufffd",
+        "\ufffd",
+    ]
+    for errors in ("skip", "ignore"):
+        assert docs_of(iter_chunks(path, errors=errors)) == ["pair \U0001f600 ok \u00e9", "abc", ""]
+    # a surrogate outside the text field is no matter
+    (tmp_path / "t.jsonl").write_text(r'{"id": "\ud800", "text": "x"}' + "\n", encoding="utf-8")
+    assert docs_of(iter_chunks(tmp_path / "t.jsonl")) == ["x"]
+
+
 def test_parquet_column_in_batches(tmp_path: Path) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
