@@ -507,11 +507,14 @@ impl Encoder {
 
     /// Concatenated bytes of `ids`.
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(ids.len() * 4);
-        for &id in ids {
-            out.extend_from_slice(self.token_bytes(id)?);
-        }
+        let mut out = Vec::new();
+        self.decode_into(ids, &mut out)?;
         Ok(out)
+    }
+
+    /// Appends the bytes of `ids` to `out`.
+    pub fn decode_into(&self, ids: &[Rank], out: &mut Vec<u8>) -> Result<()> {
+        self.decoder.extend(ids, out)
     }
 
     /// One more than the largest id.

@@ -10,6 +10,8 @@
 //! for its immortal objects; there the increments stay), and find the int of id `i` at
 //! `block + 32 * i` without reading a table.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -63,6 +65,12 @@ unsafe impl Sync for Block {}
 /// made and dropped (a pickled one loaded in every task of a process pool).
 static SHARED: std::sync::Mutex<Option<(usize, usize)>> = std::sync::Mutex::new(None);
 
+/// The shared block's address and the log2 of the number of ints it holds, in one word
+/// (blocks are 32-byte aligned: the low 5 bits are free), for `ids_of` to read without the
+/// lock; 0 while there is none. An earlier, smaller block's ints (still in old lists) are
+/// read as the ints they are.
+static BLOCK_RANGE: AtomicUsize = AtomicUsize::new(0);
+
 impl IntCache {
     /// The ints `0..n`.
     pub fn new(py: Python<'_>, n: usize) -> Self {
@@ -108,6 +116,8 @@ impl IntCache {
                 let block = Self::block_by_template(py, size)
                     .or_else(|| Self::block(&Self::ints(py, 0..size)))?;
                 *shared = Some((size, block.0 as usize));
+                let range = block.0 as usize | size.trailing_zeros() as usize;
+                BLOCK_RANGE.store(range, Ordering::Release);
                 Some(block)
             }
         }
@@ -270,5 +280,76 @@ impl IntCache {
             }
             Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
         }
+    }
+}
+
+/// The ids of `seq`, a sequence of ints (see `ids_into`).
+pub fn ids_of(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Rank>> {
+    let mut ids = Vec::new();
+    ids_into(seq, &mut ids)?;
+    Ok(ids)
+}
+
+/// Appends the ids of `seq`, a sequence of ints, to `out`. A list or tuple (exactly) is read
+/// here, item by item: an int of the shared block is its id by its address alone (`(p -
+/// block) / STRIDE`; the int's memory is not read), any other int by `PyLong_AsLongLong`.
+/// Anything else (another sequence, numpy ints, an id below 0 or above `Rank::MAX`) is
+/// extracted by PyO3, which raises the errors. (PyO3's extraction, an iterator and a
+/// conversion per item, was 18 ns per id: most of `decode_bytes` of a long list.)
+pub fn ids_into(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> PyResult<()> {
+    let start = out.len();
+    if plain_ids(seq, out).is_none() {
+        out.truncate(start);
+        out.extend(seq.extract::<Vec<Rank>>()?);
+    }
+    Ok(())
+}
+
+fn plain_ids(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> Option<()> {
+    let range = BLOCK_RANGE.load(Ordering::Acquire);
+    let base = range & !(STRIDE - 1);
+    let span = if range == 0 {
+        0
+    } else {
+        STRIDE << (range & (STRIDE - 1))
+    };
+    let p = seq.as_ptr();
+    // SAFETY: the GIL is held (`seq` is bound) and nothing here runs Python code, so the
+    // list or tuple keeps its items while they are read; each item is a live object, and
+    // only exact ints are read as ints (`PyLong_AsLongLong` calls no Python code on them)
+    unsafe {
+        let (items, n) = if ffi::PyList_CheckExact(p) != 0 {
+            (
+                (*(p as *mut ffi::PyListObject)).ob_item as *const *mut ffi::PyObject,
+                ffi::PyList_GET_SIZE(p) as usize,
+            )
+        } else if ffi::PyTuple_CheckExact(p) != 0 {
+            (
+                (*(p as *mut ffi::PyTupleObject)).ob_item.as_ptr(),
+                ffi::PyTuple_GET_SIZE(p) as usize,
+            )
+        } else {
+            return None;
+        };
+        out.reserve(n);
+        for k in 0..n {
+            let item = *items.add(k);
+            let at = (item as usize).wrapping_sub(base);
+            if at < span {
+                out.push((at / STRIDE) as Rank);
+            } else if ffi::PyLong_CheckExact(item) != 0 {
+                let v = ffi::PyLong_AsLongLong(item);
+                if !(0..=Rank::MAX as i64).contains(&v) {
+                    if !ffi::PyErr_Occurred().is_null() {
+                        ffi::PyErr_Clear(); // (too large: PyO3 raises it again, its way)
+                    }
+                    return None;
+                }
+                out.push(v as Rank);
+            } else {
+                return None;
+            }
+        }
+        Some(())
     }
 }

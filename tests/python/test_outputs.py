@@ -78,6 +78,75 @@ def test_decode_batch_equals_decode(data_dir: Path, num_threads: int | None) -> 
     ]
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_every_token_decodes_to_its_bytes(data_dir: Path, name: str) -> None:
+    # tokens of every length (up to 16 bytes one block is copied, then each its own way),
+    # in id order and reversed, against tiktoken's bytes of each token
+    tok, enc = bytepair.get_encoding(name), tiktoken_encoding(data_dir, name)
+    ids = [i for i in range(enc.n_vocab) if i not in enc._special_tokens.values()]
+    ids = [i for i in ids if i < 100256 or i > 100276]  # (cl100k's unused ids)
+    ids = [i for i in ids if name != "o200k_base" or i < 199998]
+    for order in (ids, ids[::-1]):
+        want = b"".join(enc.decode_single_token_bytes(i) for i in order)
+        assert tok.decode_bytes(order) == want
+        assert b"".join(tok.decode_bytes_batch([[i] for i in order], num_threads=2)) == want
+
+
+def test_decode_reads_every_kind_of_int(data_dir: Path) -> None:
+    # the core reads a list or tuple of ints itself: its own ints (of any tokenizer) by
+    # their address, other ints by value; anything else goes PyO3's way, as do its errors
+    tok, enc = bytepair.get_encoding("cl100k_base"), tiktoken_encoding(data_dir, "cl100k_base")
+    text = "Ünïcode text, 12345 and \U0001f600 emoji, 鉴 too"
+    own = tok.encode(text)  # ints of the core's block
+    want = enc.decode_bytes(own)
+
+    class Id(int):
+        pass
+
+    kinds = {
+        "own": own,
+        "made": [int(str(i)) for i in own],  # new int objects, not the core's
+        "tuple": tuple(own),
+        "numpy": [np.int64(i) for i in own],
+        "subclass": [Id(i) for i in own],
+        "mixed": [own[0], int(str(own[1])), np.uint32(own[2]), *own[3:]],
+    }
+    for kind, ids in kinds.items():
+        assert tok.decode_bytes(ids) == want, kind
+        assert tok.decode_bytes_batch([ids, ids[:3]]) == [want, enc.decode_bytes(own[:3])], kind
+    gpt2 = bytepair.get_encoding("gpt2")
+    theirs = gpt2.encode("hello world")  # another tokenizer's ints: the same block
+    assert tok.decode_bytes(theirs) == enc.decode_bytes(theirs)
+    assert tok.decode_bytes([True, False]) == enc.decode_bytes([1, 0])
+    for bad in (-1, 2**32, 2**63, 2**80, 100256):
+        for ids in ([own[0], bad], (own[0], bad), [Id(own[0]), bad]):
+            with pytest.raises(KeyError, match=f"^'unknown token id {bad}'$"):
+                tok.decode_bytes(ids)
+        with pytest.raises(KeyError, match=rf"^'unknown token id {bad} \(batch\[1\]\)'$"):
+            tok.decode_batch([own, [own[0], bad]])
+    with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
+        tok.decode_bytes([own[0], "x"])  # type: ignore[list-item]
+
+
+def test_decode_batch_errors_as_bytes_decode(data_dir: Path) -> None:
+    # decode_batch makes each text itself, as bytes.decode("utf-8", errors) would
+    tok = bytepair.get_encoding("cl100k_base")
+    ids = tok.encode("a\U0001f600b\u9274")
+    cut = [ids[: i + 1] for i in range(len(ids))]  # some end inside a character
+    assert any(b"\xf0" in tok.decode_bytes(c)[-3:] for c in cut)
+    for errors in ("replace", "ignore", "surrogateescape", "backslashreplace"):
+        want = [tok.decode_bytes(c).decode("utf-8", errors) for c in cut]
+        assert tok.decode_batch(cut, errors=errors) == want, errors
+        assert tok.decode_batch(cut, errors=errors, num_threads=1) == want, errors
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode_batch(cut, errors="strict")
+    assert tok.decode_batch(cut[-1:], errors="strict") == ["a\U0001f600b\u9274"]
+    with pytest.raises(TypeError, match="errors must be str, not int"):
+        tok.decode_batch(cut, errors=5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="embedded null character"):
+        tok.decode_batch(cut, errors="a\0b")
+
+
 def test_decode_batch_bad_input(data_dir: Path) -> None:
     tok = bytepair.get_encoding("gpt2")
     assert tok.decode_batch([]) == []
