@@ -839,15 +839,13 @@ class Tokenizer:
             KeyError: an id is not in the vocabulary.
             TypeError: ``ids`` is no sequence of ids (as ``decode_bytes``).
         """
-        data = None
-        if type(ids) is list:  # (the core at once: a short list decodes in a microsecond)
+        if type(ids) is list and type(errors) is str:
+            # (the core at once, the text made there: a line decodes in half a microsecond)
             try:
-                data = self._core.decode_bytes(ids)
-            except (OverflowError, TypeError):  # said as decode_bytes says it
+                return self._core.decode(ids, errors)
+            except (OverflowError, TypeError, ValueError):  # said as decode_bytes says it
                 pass
-        if data is None:
-            data = self.decode_bytes(ids)
-        return data.decode("utf-8", errors)
+        return self.decode_bytes(ids).decode("utf-8", errors)
 
     def decode_batch(
         self,

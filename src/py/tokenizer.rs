@@ -191,6 +191,19 @@ impl CoreBPE {
     }
 }
 
+/// `errors` (an error handler's name) as CPython takes it.
+fn c_errors(errors: &str) -> PyResult<std::borrow::Cow<'static, std::ffi::CStr>> {
+    use std::borrow::Cow;
+    Ok(match errors {
+        // (the usual name without an allocation: a call decodes a line in 0.3 us)
+        "replace" => Cow::Borrowed(c"replace"),
+        _ => Cow::Owned(
+            std::ffi::CString::new(errors)
+                .map_err(|_| PyValueError::new_err("embedded null character"))?,
+        ),
+    })
+}
+
 /// `bytes.decode("utf-8", errors)` of `bytes`, without a bytes object.
 fn utf8_str<'py>(
     py: Python<'py>,
@@ -721,6 +734,18 @@ impl CoreBPE {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// `decode_bytes(ids).decode("utf-8", errors)`, without the bytes object.
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        errors: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ids = ids_of(ids)?;
+        let bytes = detach_for(py, 4 * ids.len(), || self.enc.decode_bytes(&ids)).map_err(to_py)?;
+        utf8_str(py, &bytes, &c_errors(errors)?)
+    }
+
     /// `decode_bytes` of ids given as little-endian uint32 bytes (a numpy array's): read
     /// from a sequence one by one, 2.5M numpy ids took 0.17 s with the GIL held.
     fn decode_bytes_le<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
@@ -753,10 +778,7 @@ impl CoreBPE {
         num_threads: Option<usize>,
         errors: Option<&str>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let errors = errors
-            .map(std::ffi::CString::new)
-            .transpose()
-            .map_err(|_| PyValueError::new_err("embedded null character"))?;
+        let errors = errors.map(c_errors).transpose()?;
         let mut ids = Vec::new();
         let mut ends = Vec::with_capacity(batch.len());
         for list in batch.iter() {
