@@ -138,6 +138,8 @@ def test_decode_batch_errors_as_bytes_decode(data_dir: Path) -> None:
         want = [tok.decode_bytes(c).decode("utf-8", errors) for c in cut]
         assert tok.decode_batch(cut, errors=errors) == want, errors
         assert tok.decode_batch(cut, errors=errors, num_threads=1) == want, errors
+        assert [tok.decode(c, errors) for c in cut] == want, errors  # (made in the core too)
+        assert [tok.decode(tuple(c), errors) for c in cut] == want, errors
     with pytest.raises(UnicodeDecodeError):
         tok.decode_batch(cut, errors="strict")
     assert tok.decode_batch(cut[-1:], errors="strict") == ["a\U0001f600b\u9274"]
@@ -145,6 +147,19 @@ def test_decode_batch_errors_as_bytes_decode(data_dir: Path) -> None:
         tok.decode_batch(cut, errors=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="embedded null character"):
         tok.decode_batch(cut, errors="a\0b")
+    for c in cut:  # decode raises what bytes.decode raises
+        for errors in ("strict", "no-such-handler", "a\0b", 5):
+            try:
+                want_error = None
+                tok.decode_bytes(c).decode("utf-8", errors)  # type: ignore[arg-type]
+            except (UnicodeDecodeError, LookupError, ValueError, TypeError) as e:
+                want_error = e
+            if want_error is None:
+                assert tok.decode(c, errors) == tok.decode_bytes(c).decode()  # type: ignore[arg-type]
+            else:
+                with pytest.raises(type(want_error)) as got:
+                    tok.decode(c, errors)  # type: ignore[arg-type]
+                assert str(got.value) == str(want_error)
 
 
 def test_decode_batch_bad_input(data_dir: Path) -> None:
