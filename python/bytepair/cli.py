@@ -785,7 +785,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
                 f"{name}: word {n} is {shown!r}, not a token id (an integer >= 0)"
                 + _binary_hint(args.input, word)
             )
-        if len(word) > 10:  # ids are 32-bit: more digits can only be unknown
+        if len(word.lstrip(b"0")) > 10:  # ids are 32-bit: more digits can only be unknown
             shown = word[:40].decode("ascii") + ("..." if len(word) > 40 else "")
             raise CLIError(
                 f"{name}: word {n}: unknown token id {shown} ({_ids_of(tok, args.tokenizer)})"

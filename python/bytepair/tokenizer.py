@@ -821,8 +821,10 @@ class Tokenizer:
             return self._core.decode_bytes(ids)
         except OverflowError:
             # pyo3 refuses negative or > 32-bit ids; name the first one, as for unknown ids
-            bad = next(t for t in ids if not 0 <= t < 2**32)
-            raise KeyError(f"unknown token id {int(bad)}") from None
+            # (by `operator.index`: an object with `__index__` compared as itself was a
+            # TypeError of '<=' between int and it; QA)
+            bad = next(i for i in map(operator.index, ids) if not 0 <= i < 2**32)
+            raise KeyError(f"unknown token id {bad}") from None
         except TypeError:
             # (decode(5) said pyo3's "'int' object is not an instance of 'Sequence'")
             _refuse_non_sequence("ids", ids)
@@ -843,7 +845,9 @@ class Tokenizer:
             # (the core at once, the text made there: a line decodes in half a microsecond)
             try:
                 return self._core.decode(ids, errors)
-            except (OverflowError, TypeError, ValueError):  # said as decode_bytes says it
+            except (OverflowError, TypeError):  # said as decode_bytes says it
+                # (not a failed decoding: UnicodeDecodeError, or an error handler's own
+                # error, would be met again, and the text decoded twice; QA)
                 pass
         return self.decode_bytes(ids).decode("utf-8", errors)
 
@@ -866,7 +870,7 @@ class Tokenizer:
             TypeError: ``batch`` or one of its items is no sequence (the message names it).
         """
         if not isinstance(errors, str):  # (as bytes.decode says it)
-            raise TypeError(f"errors must be str, not {type(errors).__name__}")
+            raise TypeError(f"decode() argument 'errors' must be str, not {type(errors).__name__}")
         return self._decode_batch(batch, num_threads, errors)
 
     def decode_bytes_batch(
@@ -921,6 +925,14 @@ class Tokenizer:
         except TypeError:
             for i, ids in enumerate(batch):
                 _refuse_non_sequence(f"batch[{i}]", ids)
+            # an item of a list was to blame: name the list, as for unknown ids (QA)
+            for i, ids in enumerate(batch):
+                try:
+                    self.decode_bytes(ids)
+                except TypeError as e:
+                    raise TypeError(f"{e} (batch[{i}])") from None
+                except KeyError:
+                    pass
             raise
 
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:

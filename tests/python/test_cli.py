@@ -900,6 +900,18 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--allow-special" in capsys.readouterr().out
 
 
+def test_decode_zero_padded_ids(
+    story_tok: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # leading zeros do not make an id unknown, however many (QA: over 10 digits they did)
+    set_stdin(monkeypatch, b"104 0000000000105 00000000000000000000000104")
+    assert main(["decode", "-t", str(story_tok)]) == 0
+    out = capsys.readouterr().out
+    set_stdin(monkeypatch, b"104 105 104")
+    assert main(["decode", "-t", str(story_tok)]) == 0
+    assert capsys.readouterr().out == out
+
+
 def test_decode_id_with_thousands_of_digits(
     story_tok: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

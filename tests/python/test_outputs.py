@@ -6,6 +6,7 @@ shared rank files, ``oracles.py``), and ``Tokenizer.decode`` of the whole id lis
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,20 @@ def test_decode_reads_every_kind_of_int(data_dir: Path) -> None:
             tok.decode_batch([own, [own[0], bad]])
     with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
         tok.decode_bytes([own[0], "x"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^'float' object .* integer \(batch\[1\]\)$"):
+        tok.decode_batch([own, [own[0], 1.5]])  # type: ignore[list-item]
+
+    class Index:  # not an int, but has __index__ (as numpy's ints)
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def __index__(self) -> int:
+            return self.value
+
+    assert tok.decode_bytes([Index(i) for i in own]) == want  # type: ignore[misc]
+    for bad in (-3, 2**40):  # (QA: a TypeError of '<=' between int and Index)
+        with pytest.raises(KeyError, match=f"^'unknown token id {bad}'$"):
+            tok.decode([Index(own[0]), Index(bad)])  # type: ignore[list-item]
 
 
 def test_decode_batch_errors_as_bytes_decode(data_dir: Path) -> None:
@@ -143,10 +158,23 @@ def test_decode_batch_errors_as_bytes_decode(data_dir: Path) -> None:
     with pytest.raises(UnicodeDecodeError):
         tok.decode_batch(cut, errors="strict")
     assert tok.decode_batch(cut[-1:], errors="strict") == ["a\U0001f600b\u9274"]
-    with pytest.raises(TypeError, match="errors must be str, not int"):
+    with pytest.raises(TypeError, match="^decode\\(\\) argument 'errors' must be str, not int$"):
         tok.decode_batch(cut, errors=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="embedded null character"):
         tok.decode_batch(cut, errors="a\0b")
+    # a failed decoding is not done twice: an error handler is called once (QA)
+    calls = []
+
+    def counting(e: UnicodeError) -> tuple[str, int]:
+        calls.append(1)
+        raise ValueError("from the handler")
+
+    codecs.register_error("bytepair-test-counting", counting)
+    for decode in (tok.decode, lambda ids, errors: tok.decode_batch([ids], errors=errors)):
+        calls.clear()
+        with pytest.raises(ValueError, match="from the handler"):
+            decode(cut[1], "bytepair-test-counting")
+        assert calls == [1]
     for c in cut:  # decode raises what bytes.decode raises
         for errors in ("strict", "no-such-handler", "a\0b", 5):
             try:
