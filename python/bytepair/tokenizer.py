@@ -1290,12 +1290,12 @@ def _numpy_ids_as_bytes(ids: object) -> bytes | None:
     # (an ndarray itself: a masked array's tolist() holds None where its data holds ids)
     if np is None or not isinstance(ids, np.ndarray) or type(ids) is not np.ndarray:
         return None
-    if (
-        ids.ndim != 1
-        or ids.dtype.kind not in "iu"
-        or (ids.size and not 0 <= ids.min() <= ids.max() < 2**32)
-    ):
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
         return None
+    # (unsigned of 4 bytes or fewer, as encode_to_numpy's: every value fits, no pass needed)
+    if not (ids.dtype.kind == "u" and ids.dtype.itemsize <= 4):
+        if ids.size and not 0 <= ids.min() <= ids.max() < 2**32:
+            return None
     return ids.astype("<u4", copy=False).tobytes()
 
 

@@ -126,6 +126,36 @@ impl Decoder {
         Ok(())
     }
 
+    /// The number of bytes of `ids`; the first id that is no token is the error.
+    pub fn len_of(&self, ids: &[Rank]) -> Result<usize> {
+        ids.iter().try_fold(0, |n, &id| match self.span_of(id) {
+            Some(s) => Ok(n + start_len(s).1),
+            None => Err(Error::UnknownToken(id as u64)),
+        })
+    }
+
+    /// Writes the bytes of `ids` into `out`, from its start: as `extend` (a 16-byte block
+    /// per short token while 16 bytes are left), into memory already there. An id that is
+    /// no token writes nothing (`len_of` refuses it first), and writing stops at the end
+    /// of `out`.
+    pub fn write(&self, ids: &[Rank], out: &mut [u8]) {
+        let mut at = 0;
+        for &id in ids {
+            let Some(s) = self.span_of(id) else { continue };
+            let (start, len) = start_len(s);
+            if len <= BLOCK && start + BLOCK <= self.bytes.len() && at + BLOCK <= out.len() {
+                let block: [u8; BLOCK] = self.bytes[start..start + BLOCK].try_into().unwrap();
+                out[at..at + BLOCK].copy_from_slice(&block);
+            } else {
+                let Some(to) = out.get_mut(at..at + len) else {
+                    return;
+                };
+                to.copy_from_slice(&self.bytes[start..start + len]);
+            }
+            at += len;
+        }
+    }
+
     pub fn items(&self) -> Vec<(Rank, &[u8])> {
         let mut out: Vec<(Rank, &[u8])> = (0..self.spans.len() as Rank)
             .filter_map(|i| Some((i, self.get(i)?)))
@@ -189,8 +219,14 @@ mod tests {
                 assert_eq!(out[..prefix.len()], prefix[..]);
                 assert_eq!(out[prefix.len()..], want[..]);
             }
+            let n = d.len_of(&ids).unwrap();
+            assert_eq!(n, want.len());
+            let mut buf = vec![0u8; n];
+            d.write(&ids, &mut buf);
+            assert_eq!(buf, want);
             let mut out = Vec::new();
             let bad = [id(3), 7_000, id(4)];
+            assert!(matches!(d.len_of(&bad), Err(Error::UnknownToken(7_000))));
             assert!(matches!(
                 d.extend(&bad, &mut out),
                 Err(Error::UnknownToken(7_000))

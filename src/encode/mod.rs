@@ -517,6 +517,16 @@ impl Encoder {
         self.decoder.extend(ids, out)
     }
 
+    /// The number of bytes `ids` decode to; the first id that is no token is the error.
+    pub fn decoded_len(&self, ids: &[Rank]) -> Result<usize> {
+        self.decoder.len_of(ids)
+    }
+
+    /// Writes the bytes of `ids` into `out`, whose length is `decoded_len(ids)`.
+    pub fn decode_to(&self, ids: &[Rank], out: &mut [u8]) {
+        self.decoder.write(ids, out)
+    }
+
     /// One more than the largest id.
     pub fn n_vocab(&self) -> usize {
         self.decoder.max_id() as usize + 1

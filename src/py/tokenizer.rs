@@ -59,6 +59,33 @@ fn detach_for<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Send)
 }
 
 impl CoreBPE {
+    /// The bytes of `ids` as a new bytes object. A long list is measured, then written
+    /// straight into the object, with the GIL released for both (decoded into a vector
+    /// first, the copy into the object, GIL held, was most of the call once decoding got
+    /// fast).
+    fn bytes_of<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyBytes>> {
+        // (an id is about four bytes of text)
+        if 4 * ids.len() < DETACH_MIN {
+            let bytes = self.enc.decode_bytes(ids).map_err(to_py)?;
+            return Ok(PyBytes::new(py, &bytes));
+        }
+        let len = py.detach(|| self.enc.decoded_len(ids)).map_err(to_py)?;
+        // SAFETY: a new bytes object of `len` bytes not yet written (`PyBytes::new_with`
+        // zeroed them with the GIL held: page faults and all, a fifth of a long call), which
+        // no other code can see until it is returned; `decode_to` writes all `len` of them
+        // (the ids were measured by `decoded_len`), the GIL released meanwhile
+        unsafe {
+            let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as ffi::Py_ssize_t);
+            let obj = Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();
+            let data = ffi::PyBytes_AsString(obj.as_ptr()) as usize;
+            py.detach(|| {
+                let buf = std::slice::from_raw_parts_mut(data as *mut u8, len);
+                self.enc.decode_to(ids, buf)
+            });
+            Ok(obj)
+        }
+    }
+
     /// Builds the encoder with the GIL released.
     fn build(
         py: Python<'_>,
@@ -729,9 +756,7 @@ impl CoreBPE {
         ids: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let ids = ids_of(ids)?;
-        // (an id is about four bytes of text)
-        let bytes = detach_for(py, 4 * ids.len(), || self.enc.decode_bytes(&ids)).map_err(to_py)?;
-        Ok(PyBytes::new(py, &bytes))
+        self.bytes_of(py, &ids)
     }
 
     /// `decode_bytes(ids).decode("utf-8", errors)`, without the bytes object.
@@ -754,15 +779,17 @@ impl CoreBPE {
                 "ids as uint32 bytes: the length must be a multiple of 4",
             ));
         }
-        let bytes = detach_for(py, data.len(), || {
-            let ids: Vec<Rank> = data
-                .chunks_exact(4)
-                .map(|b| Rank::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            self.enc.decode_bytes(&ids)
-        })
-        .map_err(to_py)?;
-        Ok(PyBytes::new(py, &bytes))
+        // SAFETY: every four bytes are some u32; a bytes object's data is aligned for it on
+        // CPython, and anywhere else the ids are copied out below
+        let ids = match unsafe { data.align_to::<Rank>() } {
+            ([], ids, []) if cfg!(target_endian = "little") => std::borrow::Cow::Borrowed(ids),
+            _ => detach_for(py, data.len(), || {
+                data.chunks_exact(4)
+                    .map(|b| Rank::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect()
+            }),
+        };
+        self.bytes_of(py, &ids)
     }
 
     /// `decode_bytes` of each id list, in parallel (rayon), the GIL released. The ids of
