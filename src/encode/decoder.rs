@@ -97,35 +97,6 @@ impl Decoder {
         Some(&self.bytes[start..start + len])
     }
 
-    /// Appends the bytes of `ids` to `out`; the first id that is no token is the error.
-    /// A token of up to 16 bytes (nearly all) is copied as one unaligned 16-byte block, the
-    /// bytes past its end written over by the next token: a call to `memcpy` for each
-    /// token of a few bytes was most of decoding.
-    pub fn extend(&self, ids: &[Rank], out: &mut Vec<u8>) -> Result<()> {
-        out.reserve(4 * ids.len() + BLOCK);
-        for &id in ids {
-            let Some(s) = self.span_of(id) else {
-                return Err(Error::UnknownToken(id as u64));
-            };
-            let (start, len) = start_len(s);
-            let at = out.len();
-            if len <= BLOCK && start + BLOCK <= self.bytes.len() && out.capacity() - at >= BLOCK {
-                // SAFETY: `bytes[start..start + BLOCK]` is initialized and `out` has room
-                // for `BLOCK` more bytes; its length grows by `len`, all of them written
-                unsafe {
-                    let block = self.bytes.as_ptr().add(start).cast::<[u8; BLOCK]>();
-                    let to = out.as_mut_ptr().add(at).cast::<[u8; BLOCK]>();
-                    to.write_unaligned(block.read_unaligned());
-                    out.set_len(at + len);
-                }
-            } else {
-                out.reserve(len + BLOCK);
-                out.extend_from_slice(&self.bytes[start..start + len]);
-            }
-        }
-        Ok(())
-    }
-
     /// The number of bytes of `ids`; the first id that is no token is the error.
     pub fn len_of(&self, ids: &[Rank]) -> Result<usize> {
         ids.iter().try_fold(0, |n, &id| match self.span_of(id) {
@@ -134,11 +105,12 @@ impl Decoder {
         })
     }
 
-    /// Writes the bytes of `ids` into `out`, from its start: as `extend` (a 16-byte block
-    /// per short token while 16 bytes are left), into memory already there. An id that is
-    /// no token writes nothing (`len_of` refuses it first), and writing stops at the end
-    /// of `out`.
-    pub fn write(&self, ids: &[Rank], out: &mut [u8]) {
+    /// Writes the bytes of `ids` into `out`, from its start. A token of up to 16 bytes
+    /// (nearly all) is copied as one 16-byte block while 16 bytes are left, the bytes past
+    /// its end written over by the next token: a call to `memcpy` for each token of a few
+    /// bytes was most of decoding. An id that is no token writes nothing (`len_of` refuses
+    /// it first), and writing stops at the end of `out`. Returns the bytes written.
+    pub fn write(&self, ids: &[Rank], out: &mut [u8]) -> usize {
         let mut at = 0;
         for &id in ids {
             let Some(s) = self.span_of(id) else { continue };
@@ -148,12 +120,13 @@ impl Decoder {
                 out[at..at + BLOCK].copy_from_slice(&block);
             } else {
                 let Some(to) = out.get_mut(at..at + len) else {
-                    return;
+                    return at;
                 };
                 to.copy_from_slice(&self.bytes[start..start + len]);
             }
             at += len;
         }
+        at
     }
 
     pub fn items(&self) -> Vec<(Rank, &[u8])> {
@@ -197,11 +170,11 @@ mod tests {
         }
     }
 
-    /// `extend` gives the concatenated bytes of any ids: tokens of 1 to 40 bytes (copied as
+    /// `write` gives the concatenated bytes of any ids: tokens of 1 to 40 bytes (copied as
     /// a 16-byte block up to 16, else whole), the last ones near the end of the buffer,
-    /// into an output that starts full or empty; the first unknown id is the error.
+    /// into memory exactly as long or longer; `len_of` refuses the first unknown id.
     #[test]
-    fn extend_appends_each_tokens_bytes() {
+    fn write_gives_each_tokens_bytes() {
         for (max_id, count) in [(39, 40), (4_000_000_000, 40)] {
             let mut d = Decoder::new(max_id, count);
             let token = |i: usize| -> Vec<u8> { (0..=i).map(|k| (i * 7 + k) as u8).collect() };
@@ -213,24 +186,16 @@ mod tests {
             order.extend([39, 39, 0, 16, 15, 17, 38]);
             let ids: Vec<Rank> = order.iter().map(|&i| id(i)).collect();
             let want: Vec<u8> = order.iter().flat_map(|&i| token(i)).collect();
-            for prefix in [Vec::new(), vec![9u8; 5], Vec::with_capacity(3)] {
-                let mut out = prefix.clone();
-                d.extend(&ids, &mut out).unwrap();
-                assert_eq!(out[..prefix.len()], prefix[..]);
-                assert_eq!(out[prefix.len()..], want[..]);
-            }
             let n = d.len_of(&ids).unwrap();
             assert_eq!(n, want.len());
-            let mut buf = vec![0u8; n];
-            d.write(&ids, &mut buf);
-            assert_eq!(buf, want);
-            let mut out = Vec::new();
+            for spare in [0, 5, 40] {
+                // (into memory of other bytes, exactly as long or longer)
+                let mut buf = vec![9u8; n + spare];
+                assert_eq!(d.write(&ids, &mut buf), n);
+                assert_eq!(buf[..n], want[..]);
+            }
             let bad = [id(3), 7_000, id(4)];
             assert!(matches!(d.len_of(&bad), Err(Error::UnknownToken(7_000))));
-            assert!(matches!(
-                d.extend(&bad, &mut out),
-                Err(Error::UnknownToken(7_000))
-            ));
         }
     }
 }

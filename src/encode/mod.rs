@@ -507,14 +507,9 @@ impl Encoder {
 
     /// Concatenated bytes of `ids`.
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.decode_into(ids, &mut out)?;
+        let mut out = vec![0; self.decoded_len(ids)?];
+        self.decode_to(ids, &mut out);
         Ok(out)
-    }
-
-    /// Appends the bytes of `ids` to `out`.
-    pub fn decode_into(&self, ids: &[Rank], out: &mut Vec<u8>) -> Result<()> {
-        self.decoder.extend(ids, out)
     }
 
     /// The number of bytes `ids` decode to; the first id that is no token is the error.
@@ -522,8 +517,9 @@ impl Encoder {
         self.decoder.len_of(ids)
     }
 
-    /// Writes the bytes of `ids` into `out`, whose length is `decoded_len(ids)`.
-    pub fn decode_to(&self, ids: &[Rank], out: &mut [u8]) {
+    /// Writes the bytes of `ids` into `out` (at least `decoded_len(ids)` long) from its
+    /// start; returns how many.
+    pub fn decode_to(&self, ids: &[Rank], out: &mut [u8]) -> usize {
         self.decoder.write(ids, out)
     }
 

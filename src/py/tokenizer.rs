@@ -59,26 +59,21 @@ fn detach_for<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Send)
 }
 
 impl CoreBPE {
-    /// The bytes of `ids` as a new bytes object. A long list is measured, then written
-    /// straight into the object, with the GIL released for both (decoded into a vector
-    /// first, the copy into the object, GIL held, was most of the call once decoding got
-    /// fast).
+    /// The bytes of `ids` as a new bytes object: measured, then written straight into the
+    /// object, with the GIL released for both on a long list (decoded into a vector first,
+    /// the copy into the object, GIL held, was most of the call once decoding got fast).
     fn bytes_of<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyBytes>> {
         // (an id is about four bytes of text)
-        if 4 * ids.len() < DETACH_MIN {
-            let bytes = self.enc.decode_bytes(ids).map_err(to_py)?;
-            return Ok(PyBytes::new(py, &bytes));
-        }
-        let len = py.detach(|| self.enc.decoded_len(ids)).map_err(to_py)?;
+        let len = detach_for(py, 4 * ids.len(), || self.enc.decoded_len(ids)).map_err(to_py)?;
         // SAFETY: a new bytes object of `len` bytes not yet written (`PyBytes::new_with`
         // zeroed them with the GIL held: page faults and all, a fifth of a long call), which
         // no other code can see until it is returned; `decode_to` writes all `len` of them
-        // (the ids were measured by `decoded_len`), the GIL released meanwhile
+        // (the ids were measured by `decoded_len`)
         unsafe {
             let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as ffi::Py_ssize_t);
             let obj = Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();
             let data = ffi::PyBytes_AsString(obj.as_ptr()) as usize;
-            py.detach(|| {
+            detach_for(py, len, || {
                 let buf = std::slice::from_raw_parts_mut(data as *mut u8, len);
                 self.enc.decode_to(ids, buf)
             });
@@ -814,16 +809,17 @@ impl CoreBPE {
         }
         let runs = runs_of(&ends, DECODE_JOB);
         let decode_run = |run: &std::ops::Range<usize>| {
-            let mut bytes = Vec::new();
-            let mut byte_ends = Vec::with_capacity(run.len());
             let mut start = if run.start == 0 {
                 0
             } else {
                 ends[run.start - 1]
             };
+            let mut bytes = vec![0; self.enc.decoded_len(&ids[start..ends[run.end - 1]])?];
+            let mut byte_ends = Vec::with_capacity(run.len());
+            let mut at = 0;
             for &end in &ends[run.clone()] {
-                self.enc.decode_into(&ids[start..end], &mut bytes)?;
-                byte_ends.push(bytes.len());
+                at += self.enc.decode_to(&ids[start..end], &mut bytes[at..]);
+                byte_ends.push(at);
                 start = end;
             }
             Ok((bytes, byte_ends))
