@@ -43,6 +43,11 @@ pub enum Error {
     #[error("unknown token id {0}")]
     UnknownToken(u64),
 
+    /// A large buffer could not be allocated (Python's `MemoryError`): what it was for and
+    /// its size in bytes.
+    #[error("no memory for {what} ({bytes} bytes)")]
+    NoMemory { what: &'static str, bytes: usize },
+
     /// Stopped from outside (Ctrl-C) before the work was done.
     #[error("interrupted")]
     Interrupted,

@@ -13,6 +13,7 @@ pub mod encode;
 pub mod error;
 pub mod huge;
 pub mod pretokenize;
+pub mod room;
 pub mod train;
 
 #[cfg(feature = "python")]

@@ -139,20 +139,28 @@ pub fn byte_pair_table(
 /// `f` of `items` cut into one part per CPU (at most eight), the results joined in order:
 /// a vocabulary's construction looks up millions of pairs at random. Scoped threads of its
 /// own, not rayon's global pool: a process forked from this one has none of its threads.
+/// All on this thread where a limit on address space leaves no room for threads
+/// (`room.rs`), and a part whose thread cannot start is done here too.
 pub fn on_every_cpu<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if cpus == 1 || items.len() < 10_000 {
+    if cpus == 1 || items.len() < 10_000 || !crate::room::threads_fit(cpus) {
         return f(items);
     }
     let f = &f;
     std::thread::scope(|s| {
         let parts: Vec<_> = items
             .chunks(items.len().div_ceil(cpus))
-            .map(|part| s.spawn(move || f(part)))
+            .map(|part| {
+                let thread = std::thread::Builder::new().spawn_scoped(s, move || f(part));
+                (part, thread)
+            })
             .collect();
         let parts: Vec<Vec<R>> = parts
             .into_iter()
-            .map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .map(|(part, thread)| match thread {
+                Ok(t) => t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                Err(_) => f(part),
+            })
             .collect();
         // (one allocation of the exact size: grown by doubling, o200k's 446k splits held
         // up to twice their 7 MB at the peak of the construction)

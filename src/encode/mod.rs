@@ -507,7 +507,7 @@ impl Encoder {
 
     /// Concatenated bytes of `ids`.
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
-        let mut out = vec![0; self.decoded_len(ids)?];
+        let mut out = crate::room::zeroed_bytes(self.decoded_len(ids)?, "the decoded bytes")?;
         self.decode_to(ids, &mut out);
         Ok(out)
     }

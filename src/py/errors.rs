@@ -1,6 +1,6 @@
 //! Core errors -> Python exceptions, as DESIGN.md §4 documents them.
 
-use pyo3::exceptions::{PyKeyError, PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -42,6 +42,7 @@ pub fn to_py(err: Error) -> PyErr {
             };
             make().unwrap_or_else(|e| e)
         }),
+        e @ Error::NoMemory { .. } => PyMemoryError::new_err(e.to_string()),
         // (`interruptible` returns the signal handler's own exception; this is a fallback)
         Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
         other => PyValueError::new_err(other.to_string()),

@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rayon::prelude::*;
 
+use super::errors::to_py;
 use crate::huge::{HugeSlice, Zeroable};
 use crate::Rank;
 
@@ -298,14 +299,16 @@ pub fn ids_of(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Rank>> {
 /// conversion per item, was 18 ns per id: most of `decode_bytes` of a long list.)
 pub fn ids_into(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> PyResult<()> {
     let start = out.len();
-    if plain_ids(seq, out).is_none() {
+    if !plain_ids(seq, out).map_err(to_py)? {
         out.truncate(start);
         out.extend(seq.extract::<Vec<Rank>>()?);
     }
     Ok(())
 }
 
-fn plain_ids(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> Option<()> {
+/// `ids_into` of an exact list or tuple of ints in range: false (and some ids appended)
+/// for anything else.
+fn plain_ids(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> crate::Result<bool> {
     let range = BLOCK_RANGE.load(Ordering::Acquire);
     let base = range & !(STRIDE - 1);
     let span = if range == 0 {
@@ -329,9 +332,12 @@ fn plain_ids(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> Option<()> {
                 ffi::PyTuple_GET_SIZE(p) as usize,
             )
         } else {
-            return None;
+            return Ok(false);
         };
-        out.reserve(n);
+        out.try_reserve(n).map_err(|_| crate::Error::NoMemory {
+            what: "the ids",
+            bytes: n.saturating_mul(4),
+        })?;
         for k in 0..n {
             let item = *items.add(k);
             let at = (item as usize).wrapping_sub(base);
@@ -343,13 +349,13 @@ fn plain_ids(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> Option<()> {
                     if !ffi::PyErr_Occurred().is_null() {
                         ffi::PyErr_Clear(); // (too large: PyO3 raises it again, its way)
                     }
-                    return None;
+                    return Ok(false);
                 }
                 out.push(v as Rank);
             } else {
-                return None;
+                return Ok(false);
             }
         }
-        Some(())
+        Ok(true)
     }
 }

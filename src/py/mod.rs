@@ -51,11 +51,23 @@ fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
     if let Some(p) = pools.get(&key) {
         return Ok(p.clone());
     }
+    // (not even a thread of a pool of one where there is no room for it: it could end the
+    // process, `room.rs`)
+    let no_room = || {
+        let left = crate::room::spare().unwrap_or(0) >> 20;
+        pyo3::exceptions::PyMemoryError::new_err(format!(
+            "no memory to start {n} thread(s): the limit on this process's address space \
+             leaves {left} MiB"
+        ))
+    };
+    if !crate::room::threads_fit(n) {
+        return Err(no_room());
+    }
     let p = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build()
-            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
+            .map_err(|_| no_room())?,
     );
     pools.insert(key, p.clone());
     Ok(p)
@@ -92,12 +104,18 @@ fn process_pools() -> &'static Pools {
     }
 }
 
-/// The number of threads of the pool for `num_threads`.
+/// The number of threads of the pool for `num_threads`: 1 (the calling thread alone) if
+/// a limit on address space leaves no room for more (`room.rs`).
 fn pool_size(num_threads: Option<usize>) -> usize {
     let cores = cores();
-    match num_threads {
+    let n = match num_threads {
         None | Some(0) => cores,
         Some(n) => n.min(4 * cores),
+    };
+    if n > 1 && !crate::room::threads_fit(n) {
+        1
+    } else {
+        n
     }
 }
 
@@ -188,7 +206,7 @@ fn pipelined<J: Sync, R: Send>(
     };
     std::thread::scope(|s| {
         let (next_job, stop, work, pool) = (&next_job, &stop, &work, &pool);
-        let workers = s.spawn(move || {
+        let workers = std::thread::Builder::new().spawn_scoped(s, move || {
             pool.scope(|ps| {
                 for _ in 0..pool.current_num_threads() {
                     let tx = tx.clone();
@@ -203,6 +221,9 @@ fn pipelined<J: Sync, R: Send>(
                 }
             });
         });
+        let workers = workers.map_err(|e| {
+            pyo3::exceptions::PyMemoryError::new_err(format!("could not start a thread: {e}"))
+        })?;
         let mut rx = rx;
         let mut run = || -> PyResult<()> {
             loop {

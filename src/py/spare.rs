@@ -111,8 +111,9 @@ impl<T: Kept> Spare<T> {
         if buf.capacity() < capacity {
             // (not `reserve` on the kept one: it would copy its old contents)
             buf = Vec::new();
-            buf.try_reserve_exact(capacity)
-                .map_err(|e| PyMemoryError::new_err(format!("no memory for {what}: {e}")))?;
+            buf.try_reserve_exact(capacity).map_err(|_| {
+                PyMemoryError::new_err(format!("no memory for {what} ({size} bytes)"))
+            })?;
         }
         Ok(Self(buf))
     }

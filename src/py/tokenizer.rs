@@ -88,6 +88,7 @@ impl CoreBPE {
         special_tokens: Vec<(String, Rank)>,
         pattern: &str,
     ) -> PyResult<Self> {
+        check_build(specs.len())?;
         let enc = py
             .detach(|| Encoder::new(specs, special_tokens, pattern))
             .map_err(to_py)?;
@@ -124,7 +125,16 @@ impl CoreBPE {
         };
         let parallel = threads > 1;
         if !parallel {
-            let mut ids = Spare::with_capacity(text.len() / 4, "the ids")?;
+            // On a limited address space (`room.rs`) the ids get room for their most, one
+            // per byte, before each part: a vector that grew while encoding would end the
+            // process where the memory is not there.
+            let limited = text.len() >= PARALLEL_MIN && crate::room::spare().is_some();
+            let first = if limited {
+                text.len().min(2 * INTERRUPT_PART)
+            } else {
+                text.len() / 4
+            };
+            let mut ids = Spare::with_capacity(first, "the ids")?;
             if text.len() <= 2 * INTERRUPT_PART {
                 detach_for(py, text.len(), || {
                     self.enc.encode_into(text, specials, &mut ids)
@@ -135,6 +145,9 @@ impl CoreBPE {
             let parts = py.detach(|| self.enc.split_into_parts(text, specials, INTERRUPT_PART));
             for part in parts {
                 py.check_signals()?;
+                if limited {
+                    crate::room::ids_room(&mut ids, part.len()).map_err(to_py)?;
+                }
                 py.detach(|| self.enc.encode_into(part, specials, &mut ids))
                     .map_err(to_py)?;
             }
@@ -405,6 +418,17 @@ pub struct AllowedSpecial {
     inner: encode::AllowedSpecial,
 }
 
+/// `MemoryError` if a limit on address space leaves too little to build a tokenizer of
+/// `tokens` tokens (`room.rs`): its tables and their temporaries come to about 400 bytes
+/// a token (o200k's peak: 80 MB) and the piece cache's 10 MiB.
+fn check_build(tokens: usize) -> PyResult<()> {
+    crate::room::check(
+        tokens.saturating_mul(400) + (16 << 20),
+        "building the tokenizer",
+    )
+    .map_err(to_py)
+}
+
 #[pymethods]
 impl CoreBPE {
     /// tokens: (bytes, id, rank or None) for every mergeable token; special_tokens: (text, id).
@@ -435,6 +459,8 @@ impl CoreBPE {
         special_tokens: Vec<(String, Rank)>,
         pattern: &str,
     ) -> PyResult<Option<Self>> {
+        // (a line per token, 18 bytes on average in o200k's file)
+        check_build(data.len() / 16)?;
         let Some(specs) = py.detach(|| encode::rank_file::parse(data)) else {
             return Ok(None);
         };
@@ -520,6 +546,10 @@ impl CoreBPE {
         // five times, 11 ms of serial work around a 12 MB batch of 226,000 lines taking
         // 120 ms on two threads.
         let n = texts.len();
+        if n >= 1 << 10 {
+            // (the tables of a text each below, on a limited address space: `room.rs`)
+            crate::room::check(n * 64, "the batch's tables").map_err(to_py)?;
+        }
         let mut held: Vec<Bound<'py, PyString>> = Vec::with_capacity(n);
         let mut sources: Vec<Source<'_>> = Vec::with_capacity(n);
         for i in 0..n {
@@ -638,9 +668,16 @@ impl CoreBPE {
                 self.enc.split_into_parts(t, specials, target)
             })
         });
+        // (as in `encode_checked`: on a limited address space the ids get room for their
+        // most before each text)
+        let limited = units >= PARALLEL_MIN && crate::room::spare().is_some();
+        let room = |ids: &mut Vec<Rank>, text: &str| match limited {
+            true => crate::room::ids_room(ids, text.len()).map_err(to_py),
+            false => Ok(()),
+        };
         let work = |job: &Job<'_>| -> PyResult<JobIds> {
             let mut done = JobIds {
-                ids: Vec::with_capacity(job.len(&texts) / 4),
+                ids: Vec::with_capacity(if limited { 0 } else { job.len(&texts) / 4 }),
                 ends: Vec::new(),
             };
             match job {
@@ -652,12 +689,14 @@ impl CoreBPE {
                             Text::Utf8(t) => t,
                             Text::Later(s) => s.utf8_in(&mut buf)?,
                         };
+                        room(&mut done.ids, text)?;
                         let ids = &mut done.ids;
                         self.enc.encode_into(text, specials, ids).map_err(to_py)?;
                         done.ends.push(done.ids.len());
                     }
                 }
                 Job::Part { text, .. } => {
+                    room(&mut done.ids, text)?;
                     self.enc
                         .encode_into(text, specials, &mut done.ids)
                         .map_err(to_py)?;
@@ -801,6 +840,9 @@ impl CoreBPE {
         errors: Option<&str>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let errors = errors.map(c_errors).transpose()?;
+        if batch.len() >= 1 << 10 {
+            crate::room::check(batch.len() * 32, "the batch's tables").map_err(to_py)?;
+        }
         let mut ids = Vec::new();
         let mut ends = Vec::with_capacity(batch.len());
         for list in batch.iter() {
@@ -814,7 +856,8 @@ impl CoreBPE {
             } else {
                 ends[run.start - 1]
             };
-            let mut bytes = vec![0; self.enc.decoded_len(&ids[start..ends[run.end - 1]])?];
+            let len = self.enc.decoded_len(&ids[start..ends[run.end - 1]])?;
+            let mut bytes = crate::room::zeroed_bytes(len, "the decoded bytes")?;
             let mut byte_ends = Vec::with_capacity(run.len());
             let mut at = 0;
             for &end in &ends[run.clone()] {
@@ -825,7 +868,7 @@ impl CoreBPE {
             Ok((bytes, byte_ends))
         };
         let decoded: crate::Result<Vec<(Vec<u8>, Vec<usize>)>> = if runs.len() < 2
-            || num_threads == Some(1)
+            || pool_size(num_threads) == 1
         {
             detach_for(py, 4 * ids.len(), || runs.iter().map(decode_run).collect())
         } else {

@@ -153,6 +153,14 @@ fn progress_fn(cb: Option<Py<PyAny>>) -> impl Fn(Progress) + Sync {
     }
 }
 
+/// `MemoryError` if a limit on address space leaves too little to train on `bytes` of text
+/// (`room.rs`): blocks of up to 64 MiB are read and counted on every thread, and the counts
+/// and the merge loop's tables take up to about twice the text (BENCHMARKS.md: 200 MB,
+/// 442 MB at the peak).
+fn check_training(bytes: usize) -> PyResult<()> {
+    crate::room::check(bytes.saturating_mul(2) + (192 << 20), "training").map_err(to_py)
+}
+
 #[pyfunction]
 #[pyo3(signature = (paths, pattern, special_tokens, progress=None, threads=None, errors="strict", max_pretoken_length=None, skip_long=false))]
 #[allow(clippy::too_many_arguments)]
@@ -178,6 +186,13 @@ pub fn count_files(
         }
     };
     let options = count_options(max_pretoken_length, skip_long);
+    // (the files' sizes as given now: a file that cannot be read is reported below)
+    let size = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len() as usize)
+        .fold(0usize, usize::saturating_add);
+    check_training(size)?;
     let report = progress_fn(progress);
     let inner = py
         .detach(|| {
@@ -208,6 +223,7 @@ pub fn count_texts(
     skip_long: bool,
 ) -> PyResult<PretokenCounts> {
     let options = count_options(max_pretoken_length, skip_long);
+    check_training(texts.iter().map(String::len).sum())?;
     let inner = py
         .detach(|| {
             run_in_pool(threads, || {
@@ -228,13 +244,26 @@ fn interruptible<T: Send>(
     stop: &AtomicBool,
     work: impl FnOnce() -> T + Send,
 ) -> PyResult<T> {
+    if !crate::room::threads_fit(1) {
+        let left = crate::room::spare().unwrap_or(0) >> 20;
+        return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+            "no memory to start the merge loop's thread: the limit on this process's \
+             address space leaves {left} MiB"
+        )));
+    }
     std::thread::scope(|s| {
         let (done, mut result) = mpsc::channel();
-        let worker = s.spawn(move || {
-            let out = work();
-            let _ = done.send(());
-            out
-        });
+        let worker = std::thread::Builder::new()
+            .spawn_scoped(s, move || {
+                let out = work();
+                let _ = done.send(());
+                out
+            })
+            .map_err(|e| {
+                pyo3::exceptions::PyMemoryError::new_err(format!(
+                    "could not start the merge loop's thread: {e}"
+                ))
+            })?;
         let mut raised = None;
         loop {
             // (the receiver goes into the closure and back: a closure run without the GIL

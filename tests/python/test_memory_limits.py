@@ -1,0 +1,106 @@
+"""Every long call under a limit on address space: the right answer or MemoryError, never
+the end of the process.
+
+CS336's tests of memory (`test_encode_memory_usage`) set `RLIMIT_AS` to the resident size
+plus 1 MB around `encode` and expect `MemoryError`. bytepair's core used to end the
+interpreter there instead: a new thread started on the stack of one that ended and found no
+memory for its thread-local storage (glibc: "cannot allocate memory for thread-local data:
+ABORT"), or a Rust vector could not grow ("memory allocation of N bytes failed", abort).
+Oracle: each call's answer without a limit, in the same process.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+CHILD = textwrap.dedent(
+    r"""
+    import io, os, resource, sys
+    import numpy as np
+    import bytepair
+
+    data = sys.argv[1]
+    gpt2 = f"{data}/gpt2/vocab.json", f"{data}/gpt2/merges.txt"
+    tok = bytepair.Tokenizer.from_files(*gpt2, special_tokens=["<|endoftext|>"])
+    with open(f"{data}/corpora/english_gutenberg.txt", encoding="utf-8", newline="") as f:
+        text = f.read(2_000_000)
+    lines = text.splitlines(keepends=True)
+    ids = tok.encode(text)
+    arr = np.array(ids, dtype=np.uint32)
+    id_lists = [tok.encode(line) for line in lines]
+    ranks = f"{data}/tiktoken/cl100k_base.tiktoken"
+    corpus = f"{data}/cs336/corpus.en"
+    sample = "Hello, world! 12345 <|endoftext|> naïve"
+
+    def tokenizer(t):
+        return t.n_vocab, t.encode(sample, allowed_special="all")
+
+    ops = {
+        "encode": lambda: tok.encode(text),
+        "encode_ordinary": lambda: tok.encode_ordinary(text),
+        "encode_batch": lambda: tok.encode_batch(lines),
+        "encode_batch_3_threads": lambda: tok.encode_batch(lines, num_threads=3),
+        "encode_batch_long": lambda: tok.encode_batch([text, text[::-1]]),
+        "encode_to_numpy": lambda: tok.encode_to_numpy(text).tolist(),
+        "encode_iterable": lambda: list(tok.encode_iterable(io.StringIO(text))),
+        "decode": lambda: tok.decode(ids),
+        "decode_bytes": lambda: tok.decode_bytes(ids),
+        "decode_bytes_array": lambda: tok.decode_bytes(arr),
+        "decode_batch": lambda: tok.decode_batch(id_lists),
+        "from_files": lambda: tokenizer(bytepair.Tokenizer.from_files(*gpt2)),
+        "load_rank_file": lambda: tokenizer(bytepair.load(ranks, pattern="cl100k")),
+        "train": lambda: tokenizer(bytepair.train(corpus, vocab_size=500)),
+    }
+    want = {name: op() for name, op in ops.items()}
+
+    def vm_size():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    limits = [("rss+1MB", lambda: rss() + 10**6)]
+    limits += [(f"vm+{mb}MiB", lambda mb=mb: vm_size() + (mb << 20))
+               for mb in (0, 4, 8, 16, 32, 64, 128, 256, 768)]
+    prev = resource.getrlimit(resource.RLIMIT_AS)
+    for kind, limit in limits:
+        for name, op in ops.items():
+            resource.setrlimit(resource.RLIMIT_AS, (limit(), prev[1]))
+            try:
+                got = op()
+            except MemoryError:
+                got = MemoryError
+            finally:
+                resource.setrlimit(resource.RLIMIT_AS, prev)
+            outcome = "MemoryError" if got is MemoryError else (
+                "ok" if got == want[name] else "WRONG")
+            print(kind, name, outcome, flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+def test_calls_under_an_address_space_limit_answer_or_raise_memory_error(
+    data_dir: Path,
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD, str(data_dir)], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, (run.stdout[-1500:], run.stderr[-2000:])
+    outcomes = [line.split() for line in run.stdout.splitlines()]
+    assert len(outcomes) == 10 * 14
+    assert all(o[2] in ("ok", "MemoryError") for o in outcomes), run.stdout
+    by_limit: dict[str, set[str]] = {}
+    for kind, _, outcome in outcomes:
+        by_limit.setdefault(kind, set()).add(outcome)
+    # the tight limits bind (the calls above cannot all fit in 1 MB more), and with room
+    # to spare nothing is refused
+    assert "MemoryError" in by_limit["rss+1MB"] and "MemoryError" in by_limit["vm+0MiB"]
+    assert by_limit["vm+768MiB"] == {"ok"}, run.stdout
