@@ -53,21 +53,22 @@ fn pool(num_threads: Option<usize>) -> PyResult<Arc<rayon::ThreadPool>> {
     }
     // (not even a thread of a pool of one where there is no room for it: it could end the
     // process, `room.rs`)
-    let no_room = || {
+    if !crate::room::threads_fit(n) {
         let left = crate::room::spare().unwrap_or(0) >> 20;
-        pyo3::exceptions::PyMemoryError::new_err(format!(
+        return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
             "no memory to start {n} thread(s): the limit on this process's address space \
              leaves {left} MiB"
-        ))
-    };
-    if !crate::room::threads_fit(n) {
-        return Err(no_room());
+        )));
     }
     let p = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build()
-            .map_err(|_| no_room())?,
+            .map_err(|e| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "could not start {n} thread(s): {e}"
+                ))
+            })?,
     );
     pools.insert(key, p.clone());
     Ok(p)
