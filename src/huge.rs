@@ -49,17 +49,20 @@ impl<T: Zeroable> HugeSlice<T> {
     /// `len` values whose bytes are all zero, untouched until used (the system's zeroed
     /// pages).
     pub fn zeroed(len: usize) -> Self {
-        assert!(!std::mem::needs_drop::<T>(), "plain values only");
         let layout = Layout::array::<T>(len).expect("a table that fits in memory");
+        Self::try_zeroed(len).unwrap_or_else(|| alloc::handle_alloc_error(layout))
+    }
+
+    /// `zeroed`, or None if the memory cannot be had.
+    pub fn try_zeroed(len: usize) -> Option<Self> {
+        assert!(!std::mem::needs_drop::<T>(), "plain values only");
+        let layout = Layout::array::<T>(len).ok()?;
         let ptr = if layout.size() == 0 {
             NonNull::dangling()
         } else {
-            match HugeAlloc.allocate_zeroed(layout) {
-                Ok(ptr) => ptr.cast(),
-                Err(_) => alloc::handle_alloc_error(layout),
-            }
+            HugeAlloc.allocate_zeroed(layout).ok()?.cast()
         };
-        Self { ptr, len }
+        Some(Self { ptr, len })
     }
 }
 

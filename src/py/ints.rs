@@ -73,8 +73,9 @@ static SHARED: std::sync::Mutex<Option<(usize, usize)>> = std::sync::Mutex::new(
 static BLOCK_RANGE: AtomicUsize = AtomicUsize::new(0);
 
 impl IntCache {
-    /// The ints `0..n`.
-    pub fn new(py: Python<'_>, n: usize) -> Self {
+    /// The ints `0..n`; MemoryError if there is no memory for them (a first encode under a
+    /// limit on address space, `room.rs`).
+    pub fn new(py: Python<'_>, n: usize) -> PyResult<Self> {
         // Before 3.12 the count is the object's first field, a plain `Py_ssize_t`, and no
         // build is free-threaded; PyPy and others keep counting
         let cpython_before_312 = py.version_info() < (3, 12)
@@ -84,23 +85,26 @@ impl IntCache {
                 .is_ok_and(|name: String| name == "cpython");
         if cpython_before_312 {
             if let Some(block) = Self::shared_block(py, n) {
-                return Self {
+                return Ok(Self {
                     ints: Vec::new(),
                     pinned: Some(block),
-                };
+                });
             }
         }
-        let ints = Self::ints(py, 0..n);
-        Self { ints, pinned: None }
+        let ints = Self::ints(py, 0..n)?;
+        Ok(Self { ints, pinned: None })
     }
 
-    fn ints(py: Python<'_>, range: std::ops::Range<usize>) -> Vec<Py<PyAny>> {
-        range
-            .map(|i| {
-                let Ok(int) = (i as Rank).into_pyobject(py);
-                int.into_any().unbind()
-            })
-            .collect()
+    fn ints(py: Python<'_>, range: std::ops::Range<usize>) -> PyResult<Vec<Py<PyAny>>> {
+        let mut ints = Vec::new();
+        ints.try_reserve_exact(range.len())
+            .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("no memory for the ints"))?;
+        for i in range {
+            // SAFETY: a new int, or NULL with MemoryError set
+            let int = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromSize_t(i))? };
+            ints.push(int.unbind());
+        }
+        Ok(ints)
     }
 
     /// The shared block, made (or made larger: a power of two of ints, so a process makes
@@ -114,8 +118,9 @@ impl IntCache {
             Some((held, base)) if held >= n => Some(Block(base as *mut u8)),
             _ => {
                 let size = n.next_power_of_two().max(1 << 16);
+                // (None where there is no memory for a block either: the ints are made then)
                 let block = Self::block_by_template(py, size)
-                    .or_else(|| Self::block(&Self::ints(py, 0..size)))?;
+                    .or_else(|| Self::block(&Self::ints(py, 0..size).ok()?))?;
                 *shared = Some((size, block.0 as usize));
                 let range = block.0 as usize | size.trailing_zeros() as usize;
                 BLOCK_RANGE.store(range, Ordering::Release);
@@ -138,7 +143,7 @@ impl IntCache {
             return None;
         }
         let samples = [0, 1, 2, 255, 256, 257, 1000, 12_345, n / 2, n - 2, n - 1];
-        let real = Self::ints(py, 0..2);
+        let real = Self::ints(py, 0..2).ok()?;
         // SAFETY: as in `block`: each int read is a live object of its type's size; the
         // block has room for `n` slots of `STRIDE` bytes, each written within its slot
         unsafe {
@@ -152,7 +157,7 @@ impl IntCache {
             let mut template = Slot([0; STRIDE]);
             let at = template.0.as_mut_ptr();
             Self::copy_pinned(one, at)?;
-            let mut block = HugeSlice::<Slot>::zeroed(n);
+            let mut block = HugeSlice::<Slot>::try_zeroed(n)?;
             let base = block.as_mut_ptr() as *mut u8;
             Self::copy_pinned(real[0].as_ptr(), base)?;
             for (i, slot) in block.iter_mut().enumerate().skip(1) {
@@ -161,7 +166,7 @@ impl IntCache {
                 (slot.0.as_mut_ptr().add(basic) as *mut u32).write_unaligned(i as u32);
             }
             for &v in samples.iter().filter(|&&v| v < n) {
-                let int = Self::ints(py, v..v + 1).pop()?;
+                let int = Self::ints(py, v..v + 1).ok()?.pop()?;
                 let op = int.as_ptr() as *const u8;
                 let digits = (*(op as *const ffi::PyVarObject)).ob_size.unsigned_abs();
                 let size = basic + digits * item;
@@ -206,7 +211,7 @@ impl IntCache {
         unsafe {
             // (in 2 MiB pages where the system gives them: lists are freed by decrementing
             // each id's count, at random places in megabytes)
-            let mut block = HugeSlice::<Slot>::zeroed(ints.len());
+            let mut block = HugeSlice::<Slot>::try_zeroed(ints.len())?;
             let base = block.as_mut_ptr() as *mut u8;
             for (i, int) in ints.iter().enumerate() {
                 Self::copy_pinned(int.as_ptr(), base.add(i * STRIDE))?;

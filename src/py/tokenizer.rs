@@ -218,7 +218,7 @@ impl CoreBPE {
                 // left the child a `Once` running for ever (3 children of 25 hung in the fork
                 // test once short texts were encoded with the GIL held, the first list of ids
                 // then being the first place the GIL was let go)
-                let _ = self.ints.set(IntCache::new(py, n));
+                let _ = self.ints.set(IntCache::new(py, n)?);
                 self.ints.get().expect("the ints are set")
             }
         };

@@ -11,6 +11,7 @@ Oracle: each call's answer without a limit, in the same process.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -107,3 +108,54 @@ def test_calls_under_an_address_space_limit_answer_or_raise_memory_error(
     # to spare nothing is refused
     assert "MemoryError" in by_limit["rss+1MB"] and "MemoryError" in by_limit["vm+0MiB"]
     assert by_limit["ample"] == {"ok"}, run.stdout
+
+
+FIRST_CALL = textwrap.dedent(
+    r"""
+    import io, json, os, resource, sys
+    import bytepair
+
+    data, op, limited = sys.argv[1], sys.argv[2], sys.argv[3] == "limited"
+    gpt2 = f"{data}/gpt2/vocab.json", f"{data}/gpt2/merges.txt"
+    tok = bytepair.Tokenizer.from_files(*gpt2, special_tokens=["<|endoftext|>"])
+    with open(f"/proc/self/statm") as f:
+        rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    if limited:
+        resource.setrlimit(resource.RLIMIT_AS, (rss + 10**6, resource.RLIM_INFINITY))
+    text = "Hello, world! naïve café 12345\n" * 3
+    try:
+        got = {
+            "encode": lambda: tok.encode(text),
+            "encode_ordinary": lambda: tok.encode_ordinary(text),
+            "encode_batch": lambda: tok.encode_batch([text, text[::-1]]),
+            "encode_iterable": lambda: list(tok.encode_iterable(io.StringIO(text))),
+            "decode": lambda: tok.decode([15496, 11, 995, 0]),
+        }[op]()
+    except MemoryError:
+        got = "MemoryError"
+    print(json.dumps(got))
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+@pytest.mark.parametrize(
+    "op", ["encode", "encode_ordinary", "encode_batch", "encode_iterable", "decode"]
+)
+def test_the_first_call_of_a_process_under_a_limit(data_dir: Path, op: str) -> None:
+    # CS336's test_encode_memory_usage run alone: the first encode of the process makes the
+    # shared block of int objects (megabytes), and a failed allocation of it aborted (QA).
+    # Oracle: the same call in a process without the limit.
+    def run(limit: str) -> object:
+        child = subprocess.run(
+            [sys.executable, "-c", FIRST_CALL, str(data_dir), op, limit],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert child.returncode == 0, child.stderr[-2000:]
+        return json.loads(child.stdout)
+
+    want = run("unlimited")
+    assert want != "MemoryError"
+    assert run("limited") in (want, "MemoryError")
