@@ -112,6 +112,17 @@ def refuse_mapping(name: str, value: object, what: str, hint: str | None = None)
         raise TypeError(f"{name} must be {what}, not a {type(value).__name__}: {hint}")
 
 
+def refuse_unordered(name: str, value: object) -> None:
+    """TypeError if ``value`` is a set of two or more items: where their order gives the
+    ids (special tokens), a set's order changes from run to run (string hashes are salted
+    per process: ``PYTHONHASHSEED``), and so would the ids."""
+    if isinstance(value, (set, frozenset)) and len(value) > 1:
+        raise TypeError(
+            f"{name} is a {type(value).__name__}: its order gives the ids, and a set's order "
+            f"changes from run to run; pass a list (ids in its order), e.g. sorted({name})"
+        )
+
+
 def caller_level() -> int:
     """The ``stacklevel`` that makes a warning point at the first caller outside bytepair
     (``train`` calls ``count``: the user's line, not bytepair's, is the one to show)."""

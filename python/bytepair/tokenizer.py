@@ -20,7 +20,15 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from . import _core
-from ._checks import count_option, integer, is_text, iter_ids, not_ids, refuse_mapping
+from ._checks import (
+    count_option,
+    integer,
+    is_text,
+    iter_ids,
+    not_ids,
+    refuse_mapping,
+    refuse_unordered,
+)
 from .stream import StreamDecoder
 
 if TYPE_CHECKING:
@@ -61,8 +69,9 @@ class Tokenizer:
             (of any integer type, numpy's too), 0 <= id < 2**32.
         merges: merges in rank order, as (left bytes, right bytes); both sides and their
             concatenation must be tokens of ``vocab``.
-        special_tokens: special-token strings. One already in ``vocab`` keeps its id; others
-            get new ids after the largest id, in the order given. Or ``{token: id}`` (as
+        special_tokens: special-token strings (a list: not a set, whose order changes from
+            run to run). One already in ``vocab`` keeps its id; others get new ids after the
+            largest id, in the order given. Or ``{token: id}`` (as
             ``bytepair.load`` and ``Encoding`` take them): each token gets its id, which must
             be unused (after the vocabulary, or a hole in it) or the id of the token's own
             bytes (``{"\\n": 10}``).
@@ -72,8 +81,8 @@ class Tokenizer:
     Raises:
         TypeError: ``vocab`` is not a dict of int -> bytes (an id that is no integer: a
             str, a float, a bool), ``merges`` is not iterable (None included), a merge is
-            not a pair of bytes, a special token is not a ``str``, or a special token's id
-            is no int.
+            not a pair of bytes, a special token is not a ``str``, a special token's id
+            is no int, or ``special_tokens`` is a set of two or more.
         ValueError: an id is out of range (0 <= id < 2**32), a merge names bytes that are
             not a token or repeats an earlier merge, a single byte is missing, two tokens
             share an id, a special token is empty or holds a lone surrogate, a special
@@ -112,6 +121,7 @@ class Tokenizer:
             specials = _given_special_ids(vocab, special_tokens)
             self._build(vocab, merges, specials, pattern)
             return
+        refuse_unordered("special_tokens", special_tokens)
         # A special token already in the vocabulary keeps its id; others get new ids after
         # the largest, in the order given (CS336's Tokenizer). Where its bytes have two ids
         # (a one-byte special token such as "[": the byte's id and its own after the bytes,

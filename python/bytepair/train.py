@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypedDict, Union
 
 from . import _core, inputs
-from ._checks import caller_level, count_option, integer, refuse_mapping
+from ._checks import caller_level, count_option, integer, refuse_mapping, refuse_unordered
 from .counts import PretokenCounts
 from .tokenizer import _PRESET_NAMES, Tokenizer, _clean, _resolve_pattern
 
@@ -99,7 +99,8 @@ def count(
             pattern, an option out of range (a negative count).
         TypeError: an iterable item is not ``str``; ``input`` is a dict (or other mapping:
             counts are ``PretokenCounts``); an option of the wrong type (a float, string or
-            bool where an int is asked).
+            bool where an int is asked); ``special_tokens`` is a set of two or more (their
+            order gives their ids: a list).
     """
     # (its keys were counted as the texts, silently, and its counts dropped)
     refuse_mapping(
@@ -524,6 +525,7 @@ def _check_specials(special_tokens: Sequence[str] | None) -> list[str]:
         return []
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a list of strings, not one string")
+    refuse_unordered("special_tokens", special_tokens)
     out: list[str] = []
     for s in special_tokens:
         if not isinstance(s, str) or not s:

@@ -448,6 +448,28 @@ def test_special_tokens_given_twice_or_as_one_string() -> None:
         bytepair.train(iter(["text"]), 300, special_tokens="<s>")
 
 
+def test_special_tokens_as_a_set_are_refused_where_their_order_gives_ids() -> None:
+    # a set's order (string hashes are salted per process) gave the ids: {'<|b|>': 50257,
+    # '<|a|>': 50258} in one run, the other way round in the next (found running the CS336
+    # tests); a set of one has no order to lose, and dict keys keep theirs
+    two = {"<|a|>", "<|b|>"}
+    message = "special_tokens is a set: its order gives the ids"
+    with pytest.raises(TypeError, match=message):
+        bytepair.Tokenizer(BYTES_VOCAB, [], special_tokens=two)
+    with pytest.raises(TypeError, match="special_tokens is a frozenset"):
+        bytepair.train(iter(["text"]), 300, special_tokens=frozenset(two))
+    with pytest.raises(TypeError, match=message):
+        bytepair.count(iter(["text"]), special_tokens=two)
+    assert bytepair.Tokenizer(BYTES_VOCAB, [], special_tokens={"<|a|>"}).special_tokens == {
+        "<|a|>": 256
+    }
+    ordered = dict.fromkeys(["<|b|>", "<|a|>"])
+    assert bytepair.Tokenizer(BYTES_VOCAB, [], special_tokens=ordered.keys()).special_tokens == {
+        "<|b|>": 256,
+        "<|a|>": 257,
+    }
+
+
 def test_negative_thread_count() -> None:
     # a negative count is a ValueError with a message about threads, not pyo3's OverflowError
     with pytest.raises(ValueError) as e:
