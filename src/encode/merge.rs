@@ -7,6 +7,7 @@
 //! log of the number of distinct ranks), so there is no quadratic worst case. Both pick
 //! the lowest-rank pair and, among equal ranks, the leftmost, so they give identical ids.
 
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -18,6 +19,26 @@ const SCAN_MAX: usize = 128;
 
 /// No merge for this pair.
 pub const NONE: (u32, Rank) = (u32::MAX, 0);
+
+/// Long pieces from this many bytes have their memory checked against a limit on address
+/// space first (`room.rs`): their lists and queue take up to about 23 bytes a byte (a
+/// 5 MB piece of ten letters repeated: 113 MB at the peak), asked for as `NEED_PER_BYTE`.
+const CHECKED_FROM: usize = 1 << 12;
+const NEED_PER_BYTE: usize = 40;
+
+thread_local! {
+    /// The memory a long piece's merge asked for and could not have (its ids are then
+    /// missing), 0 if none: taken by the encode call that merged it, which fails with
+    /// `Error::NoMemory` (a flag, not a `Result` through the scanner's inlined loop and the
+    /// piece cache).
+    static NO_MEMORY: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The memory (bytes) a piece merged on this thread since the last call went without, for
+/// want of it, its ids missing (0 if none; cleared).
+pub fn take_no_memory() -> usize {
+    NO_MEMORY.with(|flag| flag.replace(0))
+}
 
 /// The (rank, id) of the token two tokens make, if any: any `Fn(Rank, Rank)` of that, or a
 /// type whose `pair` is `#[inline(always)]`, which merging then inlines (a closure around the
@@ -260,8 +281,14 @@ fn merge_long<I: Ix>(
     if piece.is_empty() {
         return;
     }
+    let need = piece.len().saturating_mul(NEED_PER_BYTE);
+    let fits = piece.len() < CHECKED_FROM || crate::room::spare().is_none_or(|left| left >= need);
+    let mut nodes: Vec<Node<I>> = Vec::new();
+    if !fits || nodes.try_reserve_exact(piece.len()).is_err() {
+        NO_MEMORY.with(|flag| flag.set(need));
+        return;
+    }
     let end = I::END;
-    let mut nodes: Vec<Node<I>> = Vec::with_capacity(piece.len());
     let mut i = 0;
     while i < piece.len() {
         let Atom { ids, count, width } = first_symbols(piece, i, byte_ids, atoms);

@@ -63,6 +63,18 @@ pub struct Encoder {
     cache: PieceCache,
 }
 
+/// `Error::NoMemory` if a piece merged on this thread since the last check went without
+/// its ids for want of memory (`merge::take_no_memory`).
+pub fn no_memory_for_pieces() -> Result<()> {
+    match merge::take_no_memory() {
+        0 => Ok(()),
+        bytes => Err(Error::NoMemory {
+            what: "merging a long pre-token",
+            bytes,
+        }),
+    }
+}
+
 /// The pre-tokens of one `encode_ordinary` on their way through the piece cache. A type of
 /// its own, whose `piece` the scanner's loop inlines (`pretokenize::Sink`): as a closure it
 /// was a call per pre-token (its registers saved and restored each time); inlined, 3 MB
@@ -254,6 +266,7 @@ impl Encoder {
                 cache, ahead, out, ..
             } = &mut sink;
             cache.finish(ahead, out, |p, o| self.encode_piece(p, o));
+            no_memory_for_pieces()?;
             r
         })
     }
@@ -397,6 +410,7 @@ impl Encoder {
                     }
                 })
             })?;
+            no_memory_for_pieces()?;
         }
         Ok((out, last_special_end + tail_cut))
     }

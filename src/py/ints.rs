@@ -306,6 +306,16 @@ pub fn ids_into(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> PyResult<()> {
     let start = out.len();
     if !plain_ids(seq, out).map_err(to_py)? {
         out.truncate(start);
+        // (PyO3 sizes its vector by `len()` unchecked: `decode(range(10**12))` ended the
+        // process for want of 4 TB, QA; the room is had here first, and the copy below fits)
+        if let Ok(n) = seq.len() {
+            out.try_reserve(n).map_err(|_| {
+                to_py(crate::Error::NoMemory {
+                    what: "the ids",
+                    bytes: n.saturating_mul(4),
+                })
+            })?;
+        }
         out.extend(seq.extract::<Vec<Rank>>()?);
     }
     Ok(())

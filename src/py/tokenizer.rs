@@ -929,10 +929,11 @@ impl CoreBPE {
         Ok(last.map(|piece| PyBytes::new(py, piece.as_bytes())))
     }
 
-    fn encode_piece(&self, piece: &[u8]) -> Vec<Rank> {
+    fn encode_piece(&self, piece: &[u8]) -> PyResult<Vec<Rank>> {
         let mut out = Vec::new();
         self.enc.encode_piece(piece, &mut out);
-        out
+        encode::no_memory_for_pieces().map_err(to_py)?;
+        Ok(out)
     }
 
     #[getter]

@@ -158,7 +158,7 @@ fn progress_fn(cb: Option<Py<PyAny>>) -> impl Fn(Progress) + Sync {
 /// and the merge loop's tables take up to about twice the text (BENCHMARKS.md: 200 MB,
 /// 442 MB at the peak).
 fn check_training(bytes: usize) -> PyResult<()> {
-    crate::room::check(bytes.saturating_mul(2) + (192 << 20), "training").map_err(to_py)
+    crate::room::check(bytes.saturating_mul(2) + (192 << 20), "counting the corpus").map_err(to_py)
 }
 
 #[pyfunction]
@@ -356,9 +356,14 @@ pub fn train_continue<'py>(
     for (id, bytes) in tokens {
         base_vocab[id as usize] = bytes.to_vec();
     }
+    // (a piece merged without its ids for want of memory, on any thread: `merge.rs`)
+    let no_memory = std::sync::atomic::AtomicUsize::new(0);
     let encode = |piece: &[u8]| {
         let mut out = Vec::new();
         enc.encode_piece(piece, &mut out);
+        if let Err(crate::Error::NoMemory { bytes, .. }) = crate::encode::no_memory_for_pieces() {
+            no_memory.store(bytes, Relaxed);
+        }
         out
     };
     let trained = interruptible(py, &stop, || {
@@ -374,6 +379,13 @@ pub fn train_continue<'py>(
         })
     })??
     .map_err(to_py)?;
+    match no_memory.into_inner() {
+        0 => {}
+        bytes => {
+            let what = "merging a long pre-token";
+            return Err(to_py(crate::Error::NoMemory { what, bytes }));
+        }
+    }
     let vocab = trained.vocab[n..]
         .iter()
         .map(|t| PyBytes::new(py, t))

@@ -44,6 +44,18 @@ def test_numpy_ids_decode_like_ints(data_dir: Path, gpt2: bytepair.Tokenizer) ->
         gpt2.decode_single_token_bytes(-3)
 
 
+def test_decoding_a_sequence_of_impossible_length_is_a_memory_error(
+    gpt2: bytepair.Tokenizer,
+) -> None:
+    # PyO3 sized its vector of ids by len() unchecked: decode(range(10**12)) ended the
+    # process ("memory allocation of 4000000000000 bytes failed", QA). 2**61 ids are more
+    # bytes than any address space, whatever the system's overcommit policy.
+    huge = range(2**61)
+    for call in (gpt2.decode, gpt2.decode_bytes, lambda ids: gpt2.decode_batch([[1], ids])):
+        with pytest.raises(MemoryError, match="no memory for the ids"):
+            call(huge)
+
+
 @pytest.mark.parametrize(
     "dtype", ["uint32", "int32", "int64", "uint64", "uint16", ">u4", ">i8", "intp"]
 )

@@ -49,6 +49,7 @@ CHILD = textwrap.dedent(
         "encode_batch_long": lambda: tok.encode_batch([text, text[::-1]]),
         "encode_to_numpy": lambda: tok.encode_to_numpy(text).tolist(),
         "encode_iterable": lambda: list(tok.encode_iterable(io.StringIO(text))),
+        "encode_long_pretoken": lambda: tok.encode("abcdefghij" * 200_000),
         "decode": lambda: tok.decode(ids),
         "decode_bytes": lambda: tok.decode_bytes(ids),
         "decode_bytes_array": lambda: tok.decode_bytes(arr),
@@ -99,7 +100,7 @@ def test_calls_under_an_address_space_limit_answer_or_raise_memory_error(
     )
     assert run.returncode == 0, (run.stdout[-1500:], run.stderr[-2000:])
     outcomes = [line.split() for line in run.stdout.splitlines()]
-    assert len(outcomes) == 10 * 14
+    assert len(outcomes) == 10 * 15
     assert all(o[2] in ("ok", "MemoryError") for o in outcomes), run.stdout
     by_limit: dict[str, set[str]] = {}
     for kind, _, outcome in outcomes:
