@@ -1,4 +1,5 @@
-//! Whether the process has the address space to start threads.
+//! Room in a limited address space: whether threads may start, large buffers that fail
+//! as `MemoryError`, and checks of work's memory before it starts.
 //!
 //! Under a limit on address space (`ulimit -v`, `resource.setrlimit(RLIMIT_AS, ...)`; the
 //! CS336 memory tests set it to the resident size plus 1 MB) a new thread may start on the
@@ -7,7 +8,8 @@
 //! thread-local data: ABORT"), and a worker's buffers would fail the same way. So work
 //! that would use threads runs on the calling thread instead when the limit leaves less
 //! than [`PER_THREAD`] for each one, and its own large buffers fail as `MemoryError`
-//! ([`vec_for`], [`zeroed_bytes`]; Rust's own allocations end the process when they fail).
+//! ([`zeroed_bytes`], [`ids_room`]; Rust's own allocations end the process when they
+//! fail), and work made of many smaller allocations is checked first ([`check`]).
 
 use crate::{Error, Result};
 
@@ -68,16 +70,6 @@ pub fn check(bytes: usize, what: &'static str) -> Result<()> {
         Some(left) if left < bytes => Err(Error::NoMemory { what, bytes }),
         _ => Ok(()),
     }
-}
-
-/// An empty vector with room for `n` items, or `Error::NoMemory` naming `what` it is for.
-pub fn vec_for<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::NoMemory {
-        what,
-        bytes: n.saturating_mul(std::mem::size_of::<T>()),
-    })?;
-    Ok(v)
 }
 
 /// `n` zero bytes (as `vec![0; n]`: the system's zeroed pages for a large `n`, not
