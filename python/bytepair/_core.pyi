@@ -12,6 +12,7 @@ __all__ = [
     "O200K_PATTERN",
     "PretokenCounts",
     "__version__",
+    "check_room",
     "count_files",
     "count_texts",
     "train_continue",
@@ -115,6 +116,7 @@ class PretokenCounts:
         skip_long: bool = False,
     ) -> str: ...
 
+def check_room(bytes: int, what: str) -> None: ...
 def count_files(
     paths: Sequence[str | PathLike[str]],
     pattern: str,

@@ -910,13 +910,32 @@ impl CoreBPE {
         })
     }
 
-    /// Every (id, bytes) of the vocabulary, special tokens included, by id.
-    fn tokens<'py>(&self, py: Python<'py>) -> Vec<(Rank, Bound<'py, PyBytes>)> {
-        self.enc
-            .tokens()
-            .into_iter()
-            .map(|(i, b)| (i, PyBytes::new(py, b)))
-            .collect()
+    /// Every (id, bytes) of the vocabulary, special tokens included, by id, as a list of
+    /// tuples. Each object is made fallibly, and under a limit on address space their room
+    /// (about 160 bytes a token) is checked first (`room.rs`): PyO3's conversions end in a
+    /// panic where an object cannot be made ("PyObject pointer is null", then a hang; QA).
+    fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let what = "the vocabulary's bytes";
+        let n = self.enc.n_vocab();
+        crate::room::check(n.saturating_mul(160), what).map_err(to_py)?;
+        let tokens = self.enc.tokens();
+        // SAFETY: every object below is new (NULL, with an exception set, if it could not be
+        // made: `from_owned_ptr_or_err`); a new list's and tuple's slots are each filled once
+        // with a reference they take, and the list is seen by no one until it is returned
+        unsafe {
+            let make = |p: *mut ffi::PyObject| Bound::from_owned_ptr_or_err(py, p);
+            let list = make(ffi::PyList_New(tokens.len() as ffi::Py_ssize_t))?;
+            for (k, &(id, bytes)) in tokens.iter().enumerate() {
+                let id = make(ffi::PyLong_FromUnsignedLong(id.into()))?;
+                let data = bytes.as_ptr() as *const std::ffi::c_char;
+                let bytes = make(ffi::PyBytes_FromStringAndSize(data, bytes.len() as _))?;
+                let pair = make(ffi::PyTuple_New(2))?;
+                ffi::PyTuple_SET_ITEM(pair.as_ptr(), 0, id.into_ptr());
+                ffi::PyTuple_SET_ITEM(pair.as_ptr(), 1, bytes.into_ptr());
+                ffi::PyList_SET_ITEM(list.as_ptr(), k as ffi::Py_ssize_t, pair.into_ptr());
+            }
+            Ok(list.cast_into_unchecked())
+        }
     }
 
     /// The last pre-token of `text` (special tokens not split out) as UTF-8, or None.

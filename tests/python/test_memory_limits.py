@@ -54,6 +54,7 @@ CHILD = textwrap.dedent(
         "decode_bytes": lambda: tok.decode_bytes(ids),
         "decode_bytes_array": lambda: tok.decode_bytes(arr),
         "decode_batch": lambda: tok.decode_batch(id_lists),
+        "vocab": lambda: tok.vocab,
         "from_files": lambda: tokenizer(bytepair.Tokenizer.from_files(*gpt2)),
         "load_rank_file": lambda: tokenizer(bytepair.load(ranks, pattern="cl100k")),
         "train": lambda: tokenizer(bytepair.train(corpus, vocab_size=500)),
@@ -68,22 +69,29 @@ CHILD = textwrap.dedent(
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
-    limits = [("rss+1MB", lambda: rss() + 10**6)]
-    limits += [(f"vm+{mb}MiB", lambda mb=mb: vm_size() + (mb << 20))
+    def data_size():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[5]) * os.sysconf("SC_PAGE_SIZE")
+
+    AS, DATA = resource.RLIMIT_AS, resource.RLIMIT_DATA
+    limits = [("rss+1MB", AS, lambda: rss() + 10**6)]
+    limits += [(f"vm+{mb}MiB", AS, lambda mb=mb: vm_size() + (mb << 20))
                for mb in (0, 4, 8, 16, 32, 64, 128, 256)]
+    limits += [(f"data+{mb}MiB", DATA, lambda mb=mb: data_size() + (mb << 20))
+               for mb in (0, 4)]
     # room for a thread on every CPU and then some (glibc reserves 64 MiB a thread)
     ample = (128 * ((os.cpu_count() or 1) + 3) + 256) << 20
-    limits.append(("ample", lambda: vm_size() + ample))
-    prev = resource.getrlimit(resource.RLIMIT_AS)
-    for kind, limit in limits:
+    limits.append(("ample", AS, lambda: vm_size() + ample))
+    for kind, which, limit in limits:
+        prev = resource.getrlimit(which)
         for name, op in ops.items():
-            resource.setrlimit(resource.RLIMIT_AS, (limit(), prev[1]))
+            resource.setrlimit(which, (limit(), prev[1]))
             try:
                 got = op()
             except MemoryError:
                 got = MemoryError
             finally:
-                resource.setrlimit(resource.RLIMIT_AS, prev)
+                resource.setrlimit(which, prev)
             outcome = "MemoryError" if got is MemoryError else (
                 "ok" if got == want[name] else "WRONG")
             print(kind, name, outcome, flush=True)
@@ -100,7 +108,7 @@ def test_calls_under_an_address_space_limit_answer_or_raise_memory_error(
     )
     assert run.returncode == 0, (run.stdout[-1500:], run.stderr[-2000:])
     outcomes = [line.split() for line in run.stdout.splitlines()]
-    assert len(outcomes) == 10 * 15
+    assert len(outcomes) == 12 * 16
     assert all(o[2] in ("ok", "MemoryError") for o in outcomes), run.stdout
     by_limit: dict[str, set[str]] = {}
     for kind, _, outcome in outcomes:
