@@ -12,7 +12,7 @@ __all__ = [
     "O200K_PATTERN",
     "PretokenCounts",
     "__version__",
-    "check_room",
+    "check_build",
     "count_files",
     "count_texts",
     "train_continue",
@@ -116,7 +116,7 @@ class PretokenCounts:
         skip_long: bool = False,
     ) -> str: ...
 
-def check_room(bytes: int, what: str) -> None: ...
+def check_build(tokens: int) -> None: ...
 def count_files(
     paths: Sequence[str | PathLike[str]],
     pattern: str,

@@ -262,9 +262,7 @@ class Tokenizer:
         self._special_tokens = dict(specials)
         self._merges = merges
         if core is None:
-            # (under a limit on address space, MemoryError before the core reads the tokens:
-            # its copy of them could not fail otherwise than by ending the process)
-            _core.check_room(len(tokens) * 400 + (16 << 20), "building the tokenizer")
+            _core.check_build(len(tokens))  # (a limit on address space: src/room.rs)
             core = _core.CoreBPE(tokens, list(specials.items()), self._pattern)
         self._core = core
         self._special_set = frozenset(specials)

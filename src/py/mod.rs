@@ -26,25 +26,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::CoreBPE>()?;
     m.add_class::<tokenizer::AllowedSpecial>()?;
     m.add_class::<trainer::PretokenCounts>()?;
-    m.add_function(wrap_pyfunction!(check_room, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenizer::check_build, m)?)?;
     m.add_function(wrap_pyfunction!(trainer::count_files, m)?)?;
     m.add_function(wrap_pyfunction!(trainer::count_texts, m)?)?;
     m.add_function(wrap_pyfunction!(trainer::train_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(trainer::train_continue, m)?)?;
     Ok(())
-}
-
-/// MemoryError naming `what` if a limit on address space leaves less than `bytes`
-/// (`room.rs`): for work whose arguments the core's functions take in allocations that
-/// would end the process if they failed (a vocabulary's tokens, read by PyO3).
-#[pyfunction]
-fn check_room(bytes: usize, what: String) -> PyResult<()> {
-    match crate::room::spare() {
-        Some(left) if left < bytes => Err(pyo3::exceptions::PyMemoryError::new_err(format!(
-            "no memory for {what} ({bytes} bytes)"
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// Runs `f` on the rayon pool of `num_threads` threads (see [`pool`]).

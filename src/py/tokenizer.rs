@@ -88,7 +88,6 @@ impl CoreBPE {
         special_tokens: Vec<(String, Rank)>,
         pattern: &str,
     ) -> PyResult<Self> {
-        check_build(specs.len())?;
         let enc = py
             .detach(|| Encoder::new(specs, special_tokens, pattern))
             .map_err(to_py)?;
@@ -420,8 +419,11 @@ pub struct AllowedSpecial {
 
 /// `MemoryError` if a limit on address space leaves too little to build a tokenizer of
 /// `tokens` tokens (`room.rs`): its tables and their temporaries come to about 400 bytes
-/// a token (o200k's peak: 80 MB) and the piece cache's 10 MiB.
-fn check_build(tokens: usize) -> PyResult<()> {
+/// a token (o200k's peak: 80 MB) and the piece cache's 10 MiB. Called from Python before
+/// `CoreBPE(tokens, ...)`: PyO3's copy of the tokens, made before any code of the core
+/// runs, could not fail otherwise than by ending the process.
+#[pyfunction]
+pub fn check_build(tokens: usize) -> PyResult<()> {
     crate::room::check(
         tokens.saturating_mul(400) + (16 << 20),
         "building the tokenizer",
