@@ -26,6 +26,26 @@ pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
     source(s)?.utf8()
 }
 
+/// The UTF-8 of the argument `text`, or a `TypeError` that says what it is instead. (PyO3's
+/// own, "'bytes' object is not an instance of 'str'", ended in a note "while processing
+/// 'text'", the last line printed, which read as the error: found by QA.)
+pub fn text_arg<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Utf8<'a>> {
+    let Ok(s) = text.cast::<PyString>() else {
+        let kind = text.get_type().name()?;
+        let bytes = text.is_instance_of::<pyo3::types::PyBytes>()
+            || text.is_instance_of::<pyo3::types::PyByteArray>();
+        let hint = if bytes {
+            " (decode it first: text.decode('utf-8'))"
+        } else {
+            ""
+        };
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "text must be a str, not {kind}{hint}"
+        )));
+    };
+    utf8(s)
+}
+
 /// A string's text as UTF-8: borrowed from the string, or converted into a buffer kept for
 /// the thread's next call (`spare.rs`).
 pub enum Utf8<'a> {

@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use super::errors::to_py;
 use super::ints::{ids_into, ids_of, IntCache};
 use super::spare::Spare;
-use super::text::{source_of_held, utf8, Source, Utf8};
+use super::text::{source_of_held, text_arg, Source, Utf8};
 use super::{pipelined, pool_size, run_in_pool};
 use crate::encode::{self, Encoder, TokenSpec};
 use crate::Rank;
@@ -475,10 +475,10 @@ impl CoreBPE {
     fn encode_ordinary<'py>(
         &self,
         py: Python<'py>,
-        text: &Bound<'py, PyString>,
+        text: &Bound<'py, PyAny>,
         refuse_special: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let text = utf8(text)?;
+        let text = text_arg(text)?;
         if let Some(found) = self.refused(py, &text, refuse_special) {
             return Ok(found.into_any());
         }
@@ -491,10 +491,10 @@ impl CoreBPE {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: &Bound<'py, PyString>,
+        text: &Bound<'py, PyAny>,
         allowed: Option<&AllowedSpecial>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.encode_checked(py, &utf8(text)?, Some(allowed.map(|a| &a.inner)))?;
+        let ids = self.encode_checked(py, &text_arg(text)?, Some(allowed.map(|a| &a.inner)))?;
         self.id_list_of_parts(py, &ids)
     }
 
@@ -504,12 +504,12 @@ impl CoreBPE {
     fn encode_to_bytes<'py>(
         &self,
         py: Python<'py>,
-        text: &Bound<'py, PyString>,
+        text: &Bound<'py, PyAny>,
         allowed: Option<&AllowedSpecial>,
         ordinary: bool,
         refuse_special: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let text = utf8(text)?;
+        let text = text_arg(text)?;
         if let Some(found) = self.refused(py, &text, refuse_special) {
             return Ok(found.into_any());
         }
@@ -756,7 +756,7 @@ impl CoreBPE {
     fn encode_stream_prefix<'py>(
         &self,
         py: Python<'py>,
-        text: &Bound<'py, PyString>,
+        text: &Bound<'py, PyAny>,
         mode: &str,
         allowed: Option<&AllowedSpecial>,
     ) -> PyResult<(Bound<'py, PyList>, String)> {
@@ -770,7 +770,7 @@ impl CoreBPE {
                 ))
             }
         };
-        let text = utf8(text)?;
+        let text = text_arg(text)?;
         // most buffers end in a line still arriving: the lines before it go the way of
         // `encode`, on every CPU (the general way below pre-tokenizes the buffer to its end
         // and encodes the pre-tokens before its cut one by one, on this thread)
@@ -944,9 +944,10 @@ impl CoreBPE {
     fn last_pretoken<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let last = py.detach(|| self.enc.last_pretoken(text)).map_err(to_py)?;
+        let text = text_arg(text)?;
+        let last = py.detach(|| self.enc.last_pretoken(&text)).map_err(to_py)?;
         Ok(last.map(|piece| PyBytes::new(py, piece.as_bytes())))
     }
 
@@ -966,7 +967,7 @@ impl CoreBPE {
 #[pymethods]
 impl AllowedSpecial {
     /// The first allowed special token in text, or None.
-    fn find(&self, text: &str) -> Option<String> {
-        self.inner.find(text).map(str::to_string)
+    fn find(&self, text: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        Ok(self.inner.find(&text_arg(text)?).map(str::to_string))
     }
 }

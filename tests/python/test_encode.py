@@ -154,6 +154,33 @@ def test_a_batch_item_that_is_no_str_is_named_by_its_place(
             batch(texts)  # type: ignore[arg-type]
 
 
+TEXT_CALLS = {
+    "encode": lambda tok, t: tok.encode(t),
+    "encode all": lambda tok, t: tok.encode(t, allowed_special="all"),
+    "encode one allowed": lambda tok, t: tok.encode(t, allowed_special={"<|endoftext|>"}),
+    "encode none refused": lambda tok, t: tok.encode(t, disallowed_special=()),
+    "encode_ordinary": lambda tok, t: tok.encode_ordinary(t),
+    "encode_to_numpy": lambda tok, t: tok.encode_to_numpy(t),
+    "encode_with_unstable": lambda tok, t: tok.encode_with_unstable(t),
+}
+
+
+@pytest.mark.parametrize("call", sorted(TEXT_CALLS))
+@pytest.mark.parametrize("bad", [b"text", bytearray(b"text"), None, 5])
+def test_a_text_that_is_no_str_says_what_it_is(
+    cl100k: bytepair.Encoding, call: str, bad: object
+) -> None:
+    # QA: PyO3's "'bytes' object is not an instance of 'str'" came with a note, "while
+    # processing 'text'", printed last, which read as the error
+    bytes_like = isinstance(bad, (bytes, bytearray))
+    hint = r" \(decode it first: text\.decode\('utf-8'\)\)" if bytes_like else ""
+    with pytest.raises(
+        TypeError, match=rf"^text must be a str, not {type(bad).__name__}{hint}$"
+    ) as e:
+        TEXT_CALLS[call](cl100k, bad)
+    assert not getattr(e.value, "__notes__", None)
+
+
 @pytest.mark.parametrize("one", ["text", b"text", bytearray(b"text"), memoryview(b"text")])
 def test_a_batch_of_one_text_is_refused(cl100k: bytepair.Encoding, one: object) -> None:
     # QA: bytes, a sequence of ints, were taken item by item: "texts[0] is int, not str"
